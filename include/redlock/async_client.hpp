@@ -1,0 +1,83 @@
+// The asynchronous API: every operation takes any Asio completion token
+// (a callback, asio::use_future, asio::use_awaitable, asio::deferred, ...).
+#pragma once
+
+#include <redlock/error.hpp>
+#include <redlock/lock.hpp>
+#include <redlock/options.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+
+#include <memory>
+#include <string>
+
+namespace redlock {
+
+namespace detail {
+class client_impl;
+}
+
+class async_client {
+ public:
+  using executor_type = boost::asio::any_io_executor;
+  using acquire_signature = void(boost::system::error_code, lock);
+  using done_signature = void(boost::system::error_code);
+
+  /// Validates the options (throws redlock::error naming the bad one) and
+  /// prepares one connection per master. Connections are opened lazily; an
+  /// unreachable master is reported per operation, the others still work.
+  async_client(executor_type executor, client_options options);
+  /// Closes the connections; operations still in flight complete with
+  /// errc::shutting_down. Locks still held expire after their TTL.
+  ~async_client();
+  async_client(const async_client&) = delete;
+  async_client& operator=(const async_client&) = delete;
+
+  executor_type get_executor() const noexcept;
+  const client_options& options() const noexcept;
+  std::size_t quorum() const noexcept;
+
+  /// Acquires `name` on a quorum of masters, retrying as `opts` allow.
+  /// Completes with a lock on success; with errc::not_acquired,
+  /// errc::validity_expired or the first per-master error otherwise. Per-operation
+  /// cancellation (a bound cancellation slot) stops retrying and releases.
+  template <typename Token>
+  auto async_acquire(std::string name, acquire_options opts, Token&& token) {
+    return boost::asio::async_initiate<Token, acquire_signature>(
+        [this](auto handler, std::string n, acquire_options o) {
+          start_acquire(std::move(n), o, std::move(handler));
+        },
+        token, std::move(name), opts);
+  }
+
+  /// Releases on every master (compare-and-delete) and publishes the release.
+  /// Completes with success when a quorum confirmed, errc::not_held when the
+  /// lock had already expired or been taken over on a quorum.
+  template <typename Token>
+  auto async_release(lock l, Token&& token) {
+    return boost::asio::async_initiate<Token, done_signature>(
+        [this](auto handler, lock held) { start_release(std::move(held), std::move(handler)); }, token,
+        std::move(l));
+  }
+
+  /// Extends the lease to `ttl` from now on a quorum (compare-and-pexpire) and
+  /// moves the lock's validity window forward; errc::not_held if it was lost.
+  template <typename Token>
+  auto async_extend(lock l, milliseconds ttl, Token&& token) {
+    return boost::asio::async_initiate<Token, done_signature>(
+        [this](auto handler, lock held, milliseconds t) { start_extend(std::move(held), t, std::move(handler)); },
+        token, std::move(l), ttl);
+  }
+
+ private:
+  void start_acquire(std::string name, acquire_options opts,
+                     boost::asio::any_completion_handler<acquire_signature> handler);
+  void start_release(lock l, boost::asio::any_completion_handler<done_signature> handler);
+  void start_extend(lock l, milliseconds ttl, boost::asio::any_completion_handler<done_signature> handler);
+
+  std::shared_ptr<detail::client_impl> impl_;
+};
+
+}  // namespace redlock

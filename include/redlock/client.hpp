@@ -1,0 +1,67 @@
+// The synchronous facade: owns an I/O thread and an async_client. Errors are
+// thrown as redlock::error carrying the same codes as the async API.
+#pragma once
+
+#include <redlock/async_client.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace redlock {
+
+class guard;
+
+class client {
+ public:
+  explicit client(client_options options);
+  ~client();
+  client(const client&) = delete;
+  client& operator=(const client&) = delete;
+
+  /// Blocks until acquired. Throws redlock::error: errc::not_acquired when
+  /// the attempts or the wait ran out, or the error that prevented it.
+  lock acquire(const std::string& name, const acquire_options& opts = {});
+  /// Like acquire, but an ordinary refusal (not_acquired, validity_expired)
+  /// returns an empty optional instead of throwing.
+  std::optional<lock> try_acquire(const std::string& name, const acquire_options& opts = {});
+  /// Throws errc::not_held if the lock had already been lost.
+  void release(const lock& l);
+  void extend(const lock& l, milliseconds ttl);
+
+  /// acquire() wrapped in a guard that releases when it goes out of scope.
+  guard lock_guard(const std::string& name, const acquire_options& opts = {});
+
+  /// The async API on the facade's own I/O thread.
+  async_client& async() noexcept;
+
+ private:
+  struct io_thread;
+  std::unique_ptr<io_thread> io_;
+  std::unique_ptr<async_client> async_;
+};
+
+/// Move-only RAII holder: releases in its destructor, never throws from it.
+class guard {
+ public:
+  guard() = default;
+  guard(client& c, lock l) noexcept : client_(&c), lock_(std::move(l)) {}
+  guard(guard&& other) noexcept;
+  guard& operator=(guard&& other) noexcept;
+  guard(const guard&) = delete;
+  guard& operator=(const guard&) = delete;
+  ~guard();
+
+  const lock& get() const noexcept { return lock_; }
+  const lock* operator->() const noexcept { return &lock_; }
+  explicit operator bool() const noexcept { return static_cast<bool>(lock_); }
+  /// Releases now; throws like client::release. Afterwards the guard is empty.
+  void release();
+
+ private:
+  void release_quietly() noexcept;
+  client* client_ = nullptr;
+  lock lock_;
+};
+
+}  // namespace redlock

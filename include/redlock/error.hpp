@@ -1,0 +1,60 @@
+// Error codes of the redlock library: one category for the async API, and an
+// exception type carrying the same code for the sync API.
+#pragma once
+
+#include <boost/system/error_code.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <string>
+#include <type_traits>
+
+namespace redlock {
+
+enum class errc {
+  // ---- bad input (rejected before anything is sent) ----
+  empty_node_list = 1,     ///< no master URI given
+  bad_uri,                 ///< a node URI could not be parsed
+  bad_ttl,                 ///< TTL <= 0
+  node_timeout_too_large,  ///< node timeout >= TTL (or <= 0)
+  empty_name,              ///< empty lock name
+  bad_drift_factor,        ///< drift factor outside [0, 1)
+  bad_option,              ///< another option out of range (named in the message)
+  // ---- outcomes of a lock operation ----
+  not_acquired,      ///< no quorum: the lock is held by someone else (or masters failed)
+  validity_expired,  ///< quorum reached, but too late: no validity left
+  not_held,          ///< release/extend: the caller's token no longer holds a quorum
+  empty_lock,        ///< operation on an empty (moved-from or default) lock handle
+  // ---- per-master failures ----
+  timeout,           ///< no reply within the node timeout (state on that master unknown)
+  not_connected,     ///< the master is unreachable (connect failed, reconnecting)
+  connection_lost,   ///< the connection dropped with the request outstanding
+  auth_failed,       ///< AUTH rejected (or required and missing)
+  wrong_type,        ///< the lock's key holds someone else's data of another type
+  out_of_memory,     ///< OOM reply: maxmemory reached with noeviction
+  read_only,         ///< READONLY reply: the node is a replica
+  server_error,      ///< another error reply from the server
+  protocol_error,    ///< the reply stream could not be parsed
+  reply_too_large,   ///< a reply over the configured size or element cap
+  too_many_pending,  ///< too many requests outstanding on one connection
+  shutting_down,     ///< the client is being destroyed
+};
+
+const boost::system::error_category& category() noexcept;
+
+inline boost::system::error_code make_error_code(errc e) noexcept {
+  return {static_cast<int>(e), category()};
+}
+
+/// Thrown by the sync API; `code()` is the same error_code the async API reports.
+class error : public boost::system::system_error {
+ public:
+  explicit error(boost::system::error_code ec) : system_error(ec) {}
+  error(boost::system::error_code ec, const std::string& what) : system_error(ec, what) {}
+  explicit error(errc e) : system_error(make_error_code(e)) {}
+  error(errc e, const std::string& what) : system_error(make_error_code(e), what) {}
+};
+
+}  // namespace redlock
+
+template <>
+struct boost::system::is_error_code_enum<redlock::errc> : std::true_type {};

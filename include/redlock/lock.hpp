@@ -1,0 +1,68 @@
+// A held (or formerly held) lock: a cheap, copyable handle to shared state.
+#pragma once
+
+#include <redlock/clock.hpp>
+
+#include <boost/system/error_code.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace redlock {
+
+namespace detail {
+struct lock_state;
+}
+
+/// What one master said during the acquisition round.
+enum class node_state : std::uint8_t {
+  locked,   ///< the master granted the lock
+  refused,  ///< held by someone else there
+  failed,   ///< an error reply or connection failure (see `error`)
+  unknown,  ///< no reply before the deadline: may have applied; release is sent anyway
+};
+
+struct node_result {
+  std::string node;                 ///< URI without the password
+  node_state state = node_state::unknown;
+  boost::system::error_code error;  ///< set for failed and unknown
+  std::chrono::microseconds latency{0};
+};
+
+class lock {
+ public:
+  lock() = default;
+
+  /// False for a default-constructed or moved-from handle.
+  explicit operator bool() const noexcept { return state_ != nullptr; }
+
+  const std::string& name() const;   ///< the resource name as given
+  const std::string& key() const;    ///< the Redis key (prefix + name)
+  const std::string& token() const;  ///< this holder's random value (hex)
+  std::chrono::milliseconds ttl() const;
+
+  /// End of the validity window on the client's clock (steady clock unless an
+  /// injected clock was configured). Past it the lock must be treated as lost.
+  steady_time valid_until() const;
+  /// Time left in the validity window (zero or negative once it has ended).
+  std::chrono::milliseconds remaining_validity() const;
+
+  /// The fencing token, for locks acquired with acquire_options::fenced.
+  std::optional<std::uint64_t> fence() const;
+
+  /// Each master's answer to the acquisition round, in node order.
+  const std::vector<node_result>& nodes() const;
+
+  /// Internal: the state shared with the client.
+  const std::shared_ptr<detail::lock_state>& state() const noexcept { return state_; }
+  explicit lock(std::shared_ptr<detail::lock_state> s) noexcept : state_(std::move(s)) {}
+
+ private:
+  std::shared_ptr<detail::lock_state> state_;
+};
+
+}  // namespace redlock

@@ -1,0 +1,63 @@
+// Options of a client (its masters and timeouts) and of one acquisition.
+#pragma once
+
+#include <redlock/clock.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace redlock {
+
+using std::chrono::milliseconds;
+
+struct client_options {
+  /// One URI per independent master: redis://[user:password@]host:port[/db]
+  /// or rediss:// for TLS. Quorum is nodes.size() / 2 + 1.
+  std::vector<std::string> nodes;
+  /// Per-master deadline of each request. Must be much smaller than any TTL.
+  milliseconds node_timeout{50};
+  /// Bound on the TCP (and TLS) connect plus AUTH/SELECT handshake.
+  milliseconds connect_timeout{1000};
+  /// Clock drift allowance: validity = TTL - elapsed - (TTL * drift_factor + 2 ms).
+  double drift_factor = 0.01;
+  /// Prepended to every key and channel the library touches.
+  std::string key_prefix;
+  /// Reconnect backoff after a failed connect: doubles from min up to max.
+  milliseconds reconnect_min{20};
+  milliseconds reconnect_max{2000};
+  /// A connection with requests outstanding and no byte received for this long
+  /// is closed and reconnected (a blackholed or dead master).
+  milliseconds stall_timeout{5000};
+  /// Caps on what a master may send us in one reply.
+  std::size_t max_reply_bytes = 1 << 20;
+  std::size_t max_reply_elements = 1 << 16;
+  /// Requests outstanding on one connection before new ones fail fast.
+  std::size_t max_pending_per_node = 16384;
+  /// rediss:// only: verify the server certificate (against ca_file, or the
+  /// system store when ca_file is empty).
+  bool tls_verify = true;
+  std::string tls_ca_file;
+  /// nullptr: std::chrono::steady_clock.
+  std::shared_ptr<const clock_source> clock;
+};
+
+struct acquire_options {
+  /// Lease time on each master.
+  milliseconds ttl{10000};
+  /// Total time to keep retrying; 0 with max_attempts 0 means one attempt.
+  milliseconds wait{0};
+  /// Upper bound on attempts (0: bounded by `wait` only).
+  unsigned max_attempts = 0;
+  /// Retry after retry_delay +/- retry_jitter (uniformly random).
+  milliseconds retry_delay{50};
+  milliseconds retry_jitter{25};
+  /// Acquired only if at least this much validity is left.
+  milliseconds min_validity{0};
+  /// Also obtain a fencing token (one more round trip; see docs/fencing.md).
+  bool fenced = false;
+};
+
+}  // namespace redlock

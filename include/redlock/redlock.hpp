@@ -1,0 +1,9 @@
+// Umbrella header.
+#pragma once
+
+#include <redlock/async_client.hpp>
+#include <redlock/client.hpp>
+#include <redlock/clock.hpp>
+#include <redlock/error.hpp>
+#include <redlock/lock.hpp>
+#include <redlock/options.hpp>

@@ -1,0 +1,65 @@
+#include <redlock/async_client.hpp>
+
+#include "client/client_impl.hpp"
+#include "client/lock_state.hpp"
+#include "client/options_check.hpp"
+#include "locks/mutex.hpp"
+
+#include <boost/asio/append.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+
+namespace redlock {
+
+namespace asio = boost::asio;
+
+namespace {
+
+template <typename Handler, typename... Args>
+void fail_now(const asio::any_io_executor& fallback, Handler handler, Args&&... args) {
+  // post() runs on `fallback`, then hands off to the handler's own executor.
+  asio::post(fallback, asio::append(std::move(handler), std::forward<Args>(args)...));
+}
+
+}  // namespace
+
+async_client::async_client(executor_type executor, client_options options) {
+  std::vector<detail::node_address> addresses;
+  if (auto bad = detail::check_client_options(options, addresses)) throw error(bad.code, bad.message);
+  impl_ = std::make_shared<detail::client_impl>(std::move(executor), std::move(options), std::move(addresses));
+}
+
+async_client::~async_client() {
+  asio::dispatch(impl_->strand, [impl = impl_] { impl->shutdown(); });
+}
+
+async_client::executor_type async_client::get_executor() const noexcept { return impl_->executor; }
+const client_options& async_client::options() const noexcept { return impl_->options; }
+std::size_t async_client::quorum() const noexcept { return impl_->quorum; }
+
+void async_client::start_acquire(std::string name, acquire_options opts,
+                                 asio::any_completion_handler<acquire_signature> handler) {
+  if (auto bad = detail::check_acquire(name, opts, impl_->options.node_timeout))
+    return fail_now(impl_->executor, std::move(handler), bad.code, lock{});
+  asio::dispatch(impl_->strand, [impl = impl_, n = std::move(name), opts, h = std::move(handler)]() mutable {
+    detail::start_mutex_acquire(std::move(impl), std::move(n), opts, std::move(h));
+  });
+}
+
+void async_client::start_release(lock l, asio::any_completion_handler<done_signature> handler) {
+  if (!l) return fail_now(impl_->executor, std::move(handler), make_error_code(errc::empty_lock));
+  asio::dispatch(impl_->strand, [impl = impl_, s = l.state(), h = std::move(handler)]() mutable {
+    detail::start_mutex_release(std::move(impl), std::move(s), std::move(h));
+  });
+}
+
+void async_client::start_extend(lock l, milliseconds ttl, asio::any_completion_handler<done_signature> handler) {
+  if (!l) return fail_now(impl_->executor, std::move(handler), make_error_code(errc::empty_lock));
+  if (auto bad = detail::check_ttl(ttl, impl_->options.node_timeout))
+    return fail_now(impl_->executor, std::move(handler), bad.code);
+  asio::dispatch(impl_->strand, [impl = impl_, s = l.state(), ttl, h = std::move(handler)]() mutable {
+    detail::start_mutex_extend(std::move(impl), std::move(s), ttl, std::move(h));
+  });
+}
+
+}  // namespace redlock

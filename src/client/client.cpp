@@ -1,0 +1,137 @@
+#include <redlock/client.hpp>
+
+#include "client/options_check.hpp"
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+
+#include <future>
+#include <thread>
+
+namespace redlock {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+struct client::io_thread {
+  asio::io_context context{1};
+  asio::executor_work_guard<asio::io_context::executor_type> work{context.get_executor()};
+  std::thread thread{[this] { context.run(); }};
+
+  ~io_thread() {
+    work.reset();
+    context.stop();
+    if (thread.joinable()) thread.join();
+  }
+  void check_not_io_thread() const {
+    // Blocking on the thread that must complete the operation would deadlock.
+    if (std::this_thread::get_id() == thread.get_id())
+      throw std::logic_error("redlock::client: blocking call made from its own I/O thread (use async())");
+  }
+};
+
+client::client(client_options options) : io_(std::make_unique<io_thread>()) {
+  try {
+    async_ = std::make_unique<async_client>(io_->context.get_executor(), std::move(options));
+  } catch (...) {
+    io_.reset();
+    throw;
+  }
+}
+
+client::~client() {
+  async_.reset();  // posts the shutdown; the I/O thread runs it before stopping
+  if (io_) {
+    std::promise<void> drained;
+    auto done = drained.get_future();
+    asio::post(io_->context, [&drained] { drained.set_value(); });
+    done.wait_for(std::chrono::seconds(2));
+  }
+}
+
+async_client& client::async() noexcept { return *async_; }
+
+namespace {
+
+[[noreturn]] void throw_error(error_code ec, const std::string& what) { throw error(ec, what); }
+
+}  // namespace
+
+std::optional<lock> client::try_acquire(const std::string& name, const acquire_options& opts) {
+  io_->check_not_io_thread();
+  if (auto bad = detail::check_acquire(name, opts, async_->options().node_timeout)) throw_error(bad.code, bad.message);
+  std::promise<std::pair<error_code, lock>> result;
+  auto f = result.get_future();
+  async_->async_acquire(name, opts, [&result](error_code ec, lock l) { result.set_value({ec, std::move(l)}); });
+  auto [ec, l] = f.get();
+  if (!ec) return std::move(l);
+  if (ec == errc::not_acquired || ec == errc::validity_expired) return std::nullopt;
+  throw_error(ec, "acquire '" + name + "'");
+}
+
+lock client::acquire(const std::string& name, const acquire_options& opts) {
+  auto l = try_acquire(name, opts);
+  if (!l) throw error(errc::not_acquired, "acquire '" + name + "'");
+  return std::move(*l);
+}
+
+void client::release(const lock& l) {
+  io_->check_not_io_thread();
+  std::promise<error_code> result;
+  auto f = result.get_future();
+  async_->async_release(l, [&result](error_code ec) { result.set_value(ec); });
+  if (auto ec = f.get()) throw_error(ec, l ? "release '" + l.name() + "'" : "release");
+}
+
+void client::extend(const lock& l, milliseconds ttl) {
+  io_->check_not_io_thread();
+  if (l) {
+    if (auto bad = detail::check_ttl(ttl, async_->options().node_timeout)) throw_error(bad.code, bad.message);
+  }
+  std::promise<error_code> result;
+  auto f = result.get_future();
+  async_->async_extend(l, ttl, [&result](error_code ec) { result.set_value(ec); });
+  if (auto ec = f.get()) throw_error(ec, l ? "extend '" + l.name() + "'" : "extend");
+}
+
+guard client::lock_guard(const std::string& name, const acquire_options& opts) {
+  return guard(*this, acquire(name, opts));
+}
+
+// ---- guard ----------------------------------------------------------------------
+
+guard::guard(guard&& other) noexcept : client_(other.client_), lock_(std::move(other.lock_)) {
+  other.client_ = nullptr;
+  other.lock_ = lock{};
+}
+
+guard& guard::operator=(guard&& other) noexcept {
+  if (this != &other) {
+    release_quietly();
+    client_ = other.client_;
+    lock_ = std::move(other.lock_);
+    other.client_ = nullptr;
+    other.lock_ = lock{};
+  }
+  return *this;
+}
+
+guard::~guard() { release_quietly(); }
+
+void guard::release() {
+  if (!client_ || !lock_) return;
+  auto l = std::move(lock_);
+  lock_ = lock{};
+  client_->release(l);
+}
+
+void guard::release_quietly() noexcept {
+  try {
+    release();
+  } catch (...) {
+    // The lock expires by itself after its TTL; a destructor must not throw.
+  }
+}
+
+}  // namespace redlock

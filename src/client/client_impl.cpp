@@ -1,0 +1,71 @@
+#include "client_impl.hpp"
+
+#include <sys/random.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace redlock::detail {
+
+client_impl::client_impl(boost::asio::any_io_executor ex, client_options opts, std::vector<node_address> addresses)
+    : executor(ex), strand(boost::asio::make_strand(ex)), options(std::move(opts)), quorum(addresses.size() / 2 + 1) {
+  bool any_tls = false;
+  for (auto& a : addresses) any_tls |= a.tls;
+  if (any_tls) {
+    tls = std::make_unique<boost::asio::ssl::context>(boost::asio::ssl::context::tls_client);
+    if (options.tls_ca_file.empty())
+      tls->set_default_verify_paths();
+    else
+      tls->load_verify_file(options.tls_ca_file);
+  }
+  for (auto& a : addresses) nodes.push_back(std::make_shared<connection>(strand, std::move(a), options, tls.get()));
+  std::uint64_t seed = 0;
+  refill_entropy();
+  std::memcpy(&seed, entropy_.data(), sizeof seed);
+  entropy_used_ = sizeof seed;
+  jitter_rng_.seed(seed);
+}
+
+void client_impl::refill_entropy() {
+  // Batched: one getrandom() per 256 tokens keeps the syscall off the hot path.
+  std::size_t got = 0;
+  while (got < entropy_.size()) {
+    ssize_t n = ::getrandom(entropy_.data() + got, entropy_.size() - got, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw std::runtime_error("getrandom failed");
+    }
+    got += static_cast<std::size_t>(n);
+  }
+  entropy_used_ = 0;
+}
+
+std::string client_impl::new_token() {
+  if (entropy_used_ + 16 > entropy_.size()) refill_entropy();
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out(32, '0');
+  for (int i = 0; i < 16; ++i) {
+    unsigned char b = entropy_[entropy_used_ + i];
+    out[2 * i] = hex[b >> 4];
+    out[2 * i + 1] = hex[b & 15];
+  }
+  // Each byte is handed out once.
+  std::memset(entropy_.data() + entropy_used_, 0, 16);
+  entropy_used_ += 16;
+  return out;
+}
+
+std::chrono::milliseconds client_impl::jittered(std::chrono::milliseconds base, std::chrono::milliseconds jitter) {
+  if (jitter.count() <= 0) return base;
+  std::uniform_int_distribution<long long> d(-jitter.count(), jitter.count());
+  return std::max(std::chrono::milliseconds(0), base + std::chrono::milliseconds(d(jitter_rng_)));
+}
+
+void client_impl::shutdown() {
+  if (stopped) return;
+  stopped = true;
+  for (auto& n : nodes) n->shutdown();
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,51 @@
+// Shared state of one client: its strand, one connection per master, the
+// token source. Everything here is touched only on the strand.
+#pragma once
+
+#include "connection/connection.hpp"
+
+#include <redlock/options.hpp>
+
+#include <boost/asio/ssl/context.hpp>
+
+#include <array>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace redlock::detail {
+
+class client_impl : public std::enable_shared_from_this<client_impl> {
+ public:
+  client_impl(boost::asio::any_io_executor executor, client_options options, std::vector<node_address> addresses);
+
+  boost::asio::any_io_executor executor;  // the user's: completion handlers default to it
+  strand_type strand;
+  client_options options;
+  std::size_t quorum;
+  std::unique_ptr<boost::asio::ssl::context> tls;
+  std::vector<std::shared_ptr<connection>> nodes;
+  bool stopped = false;
+
+  steady_time now() const { return options.clock ? options.clock->now() : std::chrono::steady_clock::now(); }
+
+  /// 128 bits from the OS CSPRNG, as 32 hex digits (unique per acquisition).
+  std::string new_token();
+  /// A uniformly random delay in [base - jitter, base + jitter], never negative.
+  std::chrono::milliseconds jittered(std::chrono::milliseconds base, std::chrono::milliseconds jitter);
+
+  std::string key_for(std::string_view name) const { return options.key_prefix + std::string(name); }
+  static std::string fence_key(const std::string& key) { return "{" + key + "}:fence"; }
+  static std::string channel(const std::string& key) { return "{" + key + "}:released"; }
+
+  void shutdown();
+
+ private:
+  void refill_entropy();
+  std::array<unsigned char, 4096> entropy_{};
+  std::size_t entropy_used_ = sizeof(entropy_);
+  std::mt19937_64 jitter_rng_;
+};
+
+}  // namespace redlock::detail

@@ -1,0 +1,47 @@
+#include <redlock/error.hpp>
+
+namespace redlock {
+
+namespace {
+
+class category_impl final : public boost::system::error_category {
+ public:
+  const char* name() const noexcept override { return "redlock"; }
+  std::string message(int ev) const override {
+    switch (static_cast<errc>(ev)) {
+      case errc::empty_node_list: return "no Redis master given";
+      case errc::bad_uri: return "a node URI could not be parsed";
+      case errc::bad_ttl: return "TTL must be greater than zero";
+      case errc::node_timeout_too_large: return "node timeout must be positive and much smaller than the TTL";
+      case errc::empty_name: return "lock name is empty";
+      case errc::bad_drift_factor: return "drift factor must be in [0, 1)";
+      case errc::bad_option: return "an option is out of range";
+      case errc::not_acquired: return "lock not acquired: no quorum of masters granted it";
+      case errc::validity_expired: return "quorum reached too late: no validity left";
+      case errc::not_held: return "lock not held: expired or taken over on a quorum of masters";
+      case errc::empty_lock: return "operation on an empty lock handle";
+      case errc::timeout: return "master did not answer within the node timeout";
+      case errc::not_connected: return "master unreachable";
+      case errc::connection_lost: return "connection to the master lost";
+      case errc::auth_failed: return "authentication with the master failed";
+      case errc::wrong_type: return "the lock key holds data of another type (not a lock): left untouched";
+      case errc::out_of_memory: return "master out of memory (OOM, maxmemory reached)";
+      case errc::read_only: return "master is read-only (a replica)";
+      case errc::server_error: return "master returned an error";
+      case errc::protocol_error: return "unparsable reply from the master";
+      case errc::reply_too_large: return "reply from the master exceeds the configured cap";
+      case errc::too_many_pending: return "too many requests outstanding on one connection";
+      case errc::shutting_down: return "client is shutting down";
+    }
+    return "unknown redlock error";
+  }
+};
+
+}  // namespace
+
+const boost::system::error_category& category() noexcept {
+  static const category_impl instance;
+  return instance;
+}
+
+}  // namespace redlock

@@ -1,0 +1,27 @@
+#include <redlock/error.hpp>
+#include <redlock/lock.hpp>
+
+#include "client/lock_state.hpp"
+
+namespace redlock {
+
+namespace {
+const detail::lock_state& checked(const std::shared_ptr<detail::lock_state>& s) {
+  if (!s) throw error(errc::empty_lock, "operation on an empty lock handle");
+  return *s;
+}
+}  // namespace
+
+const std::string& lock::name() const { return checked(state_).name; }
+const std::string& lock::key() const { return checked(state_).key; }
+const std::string& lock::token() const { return checked(state_).token; }
+std::chrono::milliseconds lock::ttl() const { return checked(state_).ttl; }
+steady_time lock::valid_until() const { return checked(state_).get_valid_until(); }
+std::chrono::milliseconds lock::remaining_validity() const {
+  auto& s = checked(state_);
+  return std::chrono::duration_cast<std::chrono::milliseconds>(s.get_valid_until() - s.now());
+}
+std::optional<std::uint64_t> lock::fence() const { return checked(state_).fence; }
+const std::vector<node_result>& lock::nodes() const { return checked(state_).nodes; }
+
+}  // namespace redlock

@@ -1,0 +1,55 @@
+#include "options_check.hpp"
+
+#include <redlock/error.hpp>
+
+namespace redlock::detail {
+
+namespace {
+check_result fail(errc e, std::string message) { return {make_error_code(e), std::move(message)}; }
+std::string ms(milliseconds d) { return std::to_string(d.count()) + " ms"; }
+}  // namespace
+
+check_result check_client_options(const client_options& o, std::vector<node_address>& addresses) {
+  if (o.nodes.empty()) return fail(errc::empty_node_list, "no Redis master given: the node list is empty");
+  addresses.clear();
+  for (auto& uri : o.nodes) {
+    std::string why;
+    auto a = parse_node_uri(uri, why);
+    if (!a) return fail(errc::bad_uri, why);
+    addresses.push_back(std::move(*a));
+  }
+  if (o.node_timeout <= milliseconds(0))
+    return fail(errc::node_timeout_too_large, "node timeout must be > 0 (got " + ms(o.node_timeout) + ")");
+  if (!(o.drift_factor >= 0.0 && o.drift_factor < 1.0))
+    return fail(errc::bad_drift_factor,
+                "drift factor must be in [0, 1) (got " + std::to_string(o.drift_factor) + ")");
+  if (o.connect_timeout <= milliseconds(0)) return fail(errc::bad_option, "connect timeout must be > 0");
+  if (o.reconnect_min <= milliseconds(0) || o.reconnect_max < o.reconnect_min)
+    return fail(errc::bad_option, "reconnect backoff must satisfy 0 < reconnect_min <= reconnect_max");
+  if (o.stall_timeout <= o.node_timeout)
+    return fail(errc::bad_option, "stall timeout must be longer than the node timeout");
+  if (o.max_reply_bytes < 1024 || o.max_reply_elements < 16 || o.max_pending_per_node < 1)
+    return fail(errc::bad_option, "reply caps must allow at least 1024 bytes and 16 elements, and 1 pending request");
+  return {};
+}
+
+check_result check_ttl(milliseconds ttl, milliseconds node_timeout) {
+  if (ttl <= milliseconds(0)) return fail(errc::bad_ttl, "TTL must be > 0 (got " + ms(ttl) + ")");
+  if (node_timeout >= ttl)
+    return fail(errc::node_timeout_too_large, "node timeout (" + ms(node_timeout) +
+                                                  ") must be much smaller than the TTL (" + ms(ttl) + ")");
+  return {};
+}
+
+check_result check_acquire(std::string_view name, const acquire_options& o, milliseconds node_timeout) {
+  if (name.empty()) return fail(errc::empty_name, "lock name is empty");
+  if (auto r = check_ttl(o.ttl, node_timeout)) return r;
+  if (o.wait < milliseconds(0)) return fail(errc::bad_option, "wait must be >= 0");
+  if (o.retry_delay < milliseconds(0) || o.retry_jitter < milliseconds(0))
+    return fail(errc::bad_option, "retry delay and jitter must be >= 0");
+  if (o.min_validity < milliseconds(0) || o.min_validity >= o.ttl)
+    return fail(errc::bad_option, "min_validity must be >= 0 and smaller than the TTL");
+  return {};
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,272 @@
+#include "connection.hpp"
+
+#include <redlock/error.hpp>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/write.hpp>
+
+#include <openssl/ssl.h>
+
+namespace redlock::detail {
+
+namespace asio = boost::asio;
+using steady = std::chrono::steady_clock;
+using boost::system::error_code;
+
+connection::connection(strand_type strand, node_address address, const client_options& options,
+                       asio::ssl::context* tls_context)
+    : strand_(std::move(strand)),
+      address_(std::move(address)),
+      display_(address_.display()),
+      options_(options),
+      tls_context_(tls_context),
+      socket_(strand_),
+      resolver_(strand_),
+      timer_(strand_),
+      connect_timer_(strand_),
+      reader_(options.max_reply_bytes, options.max_reply_elements),
+      backoff_(options.reconnect_min) {}
+
+connection::~connection() = default;
+
+void connection::post_failure(sink_ptr sink, std::uint32_t tag, error_code ec) {
+  asio::post(strand_, [sink = std::move(sink), tag, ec] { sink->on_reply(tag, ec, nullptr); });
+}
+
+void connection::send(std::string_view encoded, steady::time_point deadline, sink_ptr sink, std::uint32_t tag) {
+  if (state_ == state::closed) return post_failure(std::move(sink), tag, errc::shutting_down);
+  if (pending_.size() >= options_.max_pending_per_node)
+    return post_failure(std::move(sink), tag, errc::too_many_pending);
+  auto now = steady::now();
+  if (state_ == state::idle) {
+    // Right after a failed connect we fail fast instead of queueing behind a
+    // master that is down: the quorum decides sooner.
+    if (now < reconnect_after_) return post_failure(std::move(sink), tag, errc::not_connected);
+    start_connect();
+  }
+  if (pending_.empty()) last_rx_ = now;
+  write_buf_.append(encoded);
+  pending_.push_back({std::move(sink), tag, internal::none, deadline});
+  if (deadline < timer_at_) arm_timer(deadline);
+  if (state_ == state::ready) start_write();
+}
+
+void connection::start_connect() {
+  state_ = state::connecting;
+  auto self = shared_from_this();
+  auto gen = generation_;
+  connect_timer_.expires_after(options_.connect_timeout);
+  connect_timer_.async_wait([self, gen](error_code ec) {
+    if (ec || gen != self->generation_ || self->state_ != state::connecting) return;
+    self->fail_all(errc::not_connected, true);
+  });
+  auto on_tcp = [self, gen](error_code ec) {
+    if (gen != self->generation_) return;
+    if (ec) return self->fail_all(errc::not_connected, true);
+    self->on_connected();
+  };
+  error_code parse_ec;
+  auto ip = asio::ip::make_address(address_.host, parse_ec);
+  if (!parse_ec) {
+    socket_.async_connect({ip, address_.port}, on_tcp);
+    return;
+  }
+  resolver_.async_resolve(address_.host, std::to_string(address_.port),
+                          [self, gen, on_tcp](error_code ec, asio::ip::tcp::resolver::results_type results) {
+                            if (gen != self->generation_) return;
+                            if (ec) return self->fail_all(errc::not_connected, true);
+                            asio::async_connect(self->socket_, results,
+                                                [on_tcp](error_code e, const auto&) { on_tcp(e); });
+                          });
+}
+
+void connection::on_connected() {
+  error_code ignored;
+  socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+  socket_.set_option(asio::socket_base::keep_alive(true), ignored);
+  if (!address_.tls) {
+    connect_timer_.cancel();
+    start_handshake();
+    return;
+  }
+  tls_ = std::make_unique<asio::ssl::stream<asio::ip::tcp::socket&>>(socket_, *tls_context_);
+  error_code not_ip;
+  asio::ip::make_address(address_.host, not_ip);
+  if (not_ip) SSL_set_tlsext_host_name(tls_->native_handle(), address_.host.c_str());
+  if (options_.tls_verify) {
+    tls_->set_verify_mode(asio::ssl::verify_peer);
+    tls_->set_verify_callback(asio::ssl::host_name_verification(address_.host));
+  } else {
+    tls_->set_verify_mode(asio::ssl::verify_none);
+  }
+  auto self = shared_from_this();
+  auto gen = generation_;
+  tls_->async_handshake(asio::ssl::stream_base::client, [self, gen](error_code ec) {
+    if (gen != self->generation_) return;
+    if (ec) return self->fail_all(errc::not_connected, true);
+    self->connect_timer_.cancel();
+    self->start_handshake();
+  });
+}
+
+void connection::start_handshake() {
+  // AUTH and SELECT go first, pipelined ahead of whatever was queued while
+  // connecting; their replies are consumed here.
+  std::string hs;
+  auto deadline = steady::now() + options_.connect_timeout;
+  std::deque<pending> front;
+  if (!address_.password.empty()) {
+    if (address_.user.empty())
+      append_command(hs, {"AUTH", address_.password});
+    else
+      append_command(hs, {"AUTH", address_.user, address_.password});
+    front.push_back({nullptr, 0, internal::auth, deadline});
+  }
+  if (address_.db != 0) {
+    auto db = std::to_string(address_.db);
+    append_command(hs, {"SELECT", db});
+    front.push_back({nullptr, 0, internal::select, deadline});
+  }
+  pending_.insert(pending_.begin(), front.begin(), front.end());
+  write_buf_.insert(0, hs);
+  state_ = state::ready;
+  backoff_ = options_.reconnect_min;
+  last_rx_ = steady::now();
+  start_read();
+  start_write();
+}
+
+void connection::start_write() {
+  if (writing_ || write_buf_.empty() || state_ != state::ready) return;
+  writing_ = true;
+  tx_buf_.clear();
+  std::swap(tx_buf_, write_buf_);
+  auto self = shared_from_this();
+  auto gen = generation_;
+  auto done = [self, gen](error_code ec, std::size_t) {
+    if (gen != self->generation_) return;
+    self->writing_ = false;
+    if (ec) return self->fail_all(errc::connection_lost, false);
+    self->start_write();
+  };
+  if (tls_)
+    asio::async_write(*tls_, asio::buffer(tx_buf_), std::move(done));
+  else
+    asio::async_write(socket_, asio::buffer(tx_buf_), std::move(done));
+}
+
+void connection::start_read() {
+  auto self = shared_from_this();
+  auto gen = generation_;
+  auto on_read = [self, gen](error_code ec, std::size_t n) {
+    if (gen != self->generation_) return;
+    if (ec) return self->fail_all(errc::connection_lost, false);
+    self->on_bytes(n);
+    if (gen == self->generation_) self->start_read();
+  };
+  if (tls_)
+    tls_->async_read_some(asio::buffer(rx_buf_), std::move(on_read));
+  else
+    socket_.async_read_some(asio::buffer(rx_buf_), std::move(on_read));
+}
+
+void connection::on_bytes(std::size_t n) {
+  last_rx_ = steady::now();
+  reader_.feed(rx_buf_.data(), n);
+  auto gen = generation_;
+  for (;;) {
+    error_code ec;
+    reply_ptr reply = reader_.next(ec);
+    if (ec) return fail_all(ec, false);
+    if (!reply) return;
+    if (pending_.empty()) return fail_all(errc::protocol_error, false);  // a reply nobody asked for
+    pending p = std::move(pending_.front());
+    pending_.pop_front();
+    if (p.kind != internal::none)
+      on_internal_reply(p.kind, reply.get());
+    else if (p.sink)
+      p.sink->on_reply(p.tag, {}, reply.get());
+    if (gen != generation_) return;  // a callback closed us
+  }
+}
+
+void connection::on_internal_reply(internal kind, const redisReply* reply) {
+  if (!is_error(*reply)) return;
+  auto ec = classify_error_reply(reply_text(*reply));
+  if (kind == internal::auth) ec = errc::auth_failed;
+  fail_all(ec, true);
+}
+
+void connection::fail_all(error_code ec, bool connect_failure) {
+  close_socket();
+  if (state_ != state::closed) state_ = state::idle;
+  auto now = steady::now();
+  if (connect_failure) {
+    reconnect_after_ = now + backoff_;
+    backoff_ = std::min(backoff_ * 2, options_.reconnect_max);
+  } else {
+    reconnect_after_ = now + options_.reconnect_min;
+  }
+  auto failed = std::move(pending_);
+  pending_.clear();
+  for (auto& p : failed)
+    if (p.sink) p.sink->on_reply(p.tag, ec, nullptr);
+}
+
+void connection::close_socket() {
+  ++generation_;
+  error_code ignored;
+  resolver_.cancel();
+  connect_timer_.cancel();
+  socket_.close(ignored);
+  tls_.reset();
+  reader_.reset();
+  writing_ = false;
+  write_buf_.clear();
+}
+
+void connection::arm_timer(steady::time_point at) {
+  timer_at_ = at;
+  timer_.expires_at(at);
+  timer_.async_wait([self = shared_from_this()](error_code ec) {
+    if (ec == asio::error::operation_aborted) return;
+    self->on_timer();
+  });
+}
+
+void connection::on_timer() {
+  timer_at_ = steady::time_point::max();
+  auto now = steady::now();
+  auto next = steady::time_point::max();
+  std::vector<std::pair<sink_ptr, std::uint32_t>> expired;
+  for (auto& p : pending_) {
+    if (!p.sink) continue;
+    if (p.deadline <= now)
+      expired.emplace_back(std::move(p.sink), p.tag);
+    else
+      next = std::min(next, p.deadline);
+  }
+  // Requests outstanding and nothing heard for stall_timeout: the master is
+  // gone or blackholed. Closing loses the FIFO slots, so fail them all.
+  bool stalled = !pending_.empty() && state_ == state::ready && now - last_rx_ >= options_.stall_timeout;
+  if (!pending_.empty() && state_ == state::ready) next = std::min(next, last_rx_ + options_.stall_timeout);
+  if (!stalled && next != steady::time_point::max()) arm_timer(next);
+  for (auto& [sink, tag] : expired) sink->on_reply(tag, errc::timeout, nullptr);
+  if (stalled) fail_all(errc::connection_lost, false);
+}
+
+void connection::shutdown() {
+  if (state_ == state::closed) return;
+  state_ = state::closed;
+  error_code ignored;
+  timer_.cancel();
+  close_socket();
+  auto failed = std::move(pending_);
+  pending_.clear();
+  for (auto& p : failed)
+    if (p.sink) post_failure(std::move(p.sink), p.tag, errc::shutting_down);
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,118 @@
+// One connection to one master: Asio TCP (or TLS), pipelined requests matched
+// to replies in FIFO order, a deadline per request, lazy reconnect with capped
+// backoff. Lives on the client's strand; never blocks.
+//
+// A request whose deadline passes is completed with errc::timeout at once, but
+// its slot stays in the FIFO until its reply arrives (and is dropped), so later
+// replies can never be matched to the wrong request. The state of a timed-out
+// request on the master is unknown: callers must treat it as possibly applied.
+#pragma once
+
+#include "node_address.hpp"
+#include "resp.hpp"
+
+#include <redlock/clock.hpp>
+#include <redlock/options.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/smart_ptr/intrusive_ptr.hpp>
+#include <boost/smart_ptr/intrusive_ref_counter.hpp>
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace redlock::detail {
+
+using strand_type = boost::asio::strand<boost::asio::any_io_executor>;
+
+/// Receives the outcome of requests. Called exactly once per request, on the
+/// strand: with a reply (`ec` clear; the reply may be an error reply), or with
+/// `reply == nullptr` and `ec` set (timeout, connection failure).
+class reply_sink : public boost::intrusive_ref_counter<reply_sink, boost::thread_unsafe_counter> {
+ public:
+  virtual ~reply_sink() = default;
+  virtual void on_reply(std::uint32_t tag, const boost::system::error_code& ec, const redisReply* reply) = 0;
+};
+using sink_ptr = boost::intrusive_ptr<reply_sink>;
+
+class connection : public std::enable_shared_from_this<connection> {
+ public:
+  connection(strand_type strand, node_address address, const client_options& options,
+             boost::asio::ssl::context* tls_context);
+  ~connection();
+  connection(const connection&) = delete;
+  connection& operator=(const connection&) = delete;
+
+  /// Queues one encoded command. Never completes inline: failures detected
+  /// here are posted. Must be called on the strand.
+  void send(std::string_view encoded, std::chrono::steady_clock::time_point deadline, sink_ptr sink,
+            std::uint32_t tag);
+
+  /// Fails everything outstanding with errc::shutting_down and closes.
+  void shutdown();
+
+  const node_address& address() const noexcept { return address_; }
+  const std::string& display() const noexcept { return display_; }
+  /// Requests waiting for a reply (including timed-out ones not yet answered).
+  std::size_t outstanding() const noexcept { return pending_.size(); }
+
+ private:
+  enum class state : std::uint8_t { idle, connecting, ready, closed };
+  enum class internal : std::uint8_t { none, auth, select };
+
+  struct pending {
+    sink_ptr sink;  // null once completed (timed out) or for handshake entries
+    std::uint32_t tag = 0;
+    internal kind = internal::none;
+    std::chrono::steady_clock::time_point deadline;
+  };
+
+  void start_connect();
+  void on_connected();
+  void start_handshake();
+  void start_write();
+  void start_read();
+  void on_bytes(std::size_t n);
+  void on_internal_reply(internal kind, const redisReply* reply);
+  void fail_all(boost::system::error_code ec, bool connect_failure);
+  void post_failure(sink_ptr sink, std::uint32_t tag, boost::system::error_code ec);
+  void arm_timer(std::chrono::steady_clock::time_point at);
+  void on_timer();
+  void close_socket();
+
+  strand_type strand_;
+  node_address address_;
+  std::string display_;
+  const client_options& options_;
+  boost::asio::ssl::context* tls_context_;
+
+  boost::asio::ip::tcp::socket socket_;
+  std::unique_ptr<boost::asio::ssl::stream<boost::asio::ip::tcp::socket&>> tls_;
+  boost::asio::ip::tcp::resolver resolver_;
+  boost::asio::steady_timer timer_;          // request deadlines and stall detection
+  boost::asio::steady_timer connect_timer_;  // bounds connect + handshake
+  std::chrono::steady_clock::time_point timer_at_ = std::chrono::steady_clock::time_point::max();
+
+  state state_ = state::idle;
+  std::uint64_t generation_ = 0;  // bumped on every close: stale handlers check it
+  bool writing_ = false;
+  std::string write_buf_;  // queued, not yet handed to the socket
+  std::string tx_buf_;     // being written
+  std::deque<pending> pending_;
+  std::array<char, 16384> rx_buf_;
+  reply_reader reader_;
+  std::chrono::steady_clock::time_point last_rx_;
+  std::chrono::steady_clock::time_point reconnect_after_{};
+  std::chrono::milliseconds backoff_;
+};
+
+}  // namespace redlock::detail

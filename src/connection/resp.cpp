@@ -1,0 +1,118 @@
+#include "resp.hpp"
+
+#include <redlock/error.hpp>
+
+#include <vector>
+
+namespace redlock::detail {
+
+void append_command(std::string& out, const std::string_view* argv, std::size_t argc) {
+  constexpr std::size_t inline_args = 16;
+  const char* ptrs_small[inline_args];
+  std::size_t lens_small[inline_args];
+  std::vector<const char*> ptrs_big;
+  std::vector<std::size_t> lens_big;
+  const char** ptrs = ptrs_small;
+  std::size_t* lens = lens_small;
+  if (argc > inline_args) {
+    ptrs_big.resize(argc);
+    lens_big.resize(argc);
+    ptrs = ptrs_big.data();
+    lens = lens_big.data();
+  }
+  for (std::size_t i = 0; i < argc; ++i) {
+    ptrs[i] = argv[i].data();
+    lens[i] = argv[i].size();
+  }
+  char* encoded = nullptr;
+  int n = redisFormatCommandArgv(&encoded, static_cast<int>(argc), ptrs, lens);
+  if (n < 0) throw std::bad_alloc();
+  out.append(encoded, static_cast<std::size_t>(n));
+  redisFreeCommand(encoded);
+}
+
+void append_command(std::string& out, std::initializer_list<std::string_view> argv) {
+  append_command(out, argv.begin(), argv.size());
+}
+
+namespace {
+
+struct reader_limits {
+  std::size_t max_elements;
+};
+
+// hiredis 0.14 has no element cap of its own: wrap its array constructor.
+void* (*default_create_array)(const redisReadTask*, int) = nullptr;
+
+void* capped_create_array(const redisReadTask* task, int elements) {
+  auto* limits = static_cast<const reader_limits*>(task->privdata);
+  if (limits && elements > 0 && static_cast<std::size_t>(elements) > limits->max_elements) return nullptr;
+  return default_create_array(task, elements);
+}
+
+redisReplyObjectFunctions* capped_functions() {
+  static redisReplyObjectFunctions fns = [] {
+    redisReader* tmp = redisReaderCreate();
+    redisReplyObjectFunctions copy = *tmp->fn;
+    redisReaderFree(tmp);
+    default_create_array = copy.createArray;
+    copy.createArray = capped_create_array;
+    return copy;
+  }();
+  return &fns;
+}
+
+}  // namespace
+
+reply_reader::reply_reader(std::size_t max_reply_bytes, std::size_t max_elements)
+    : max_reply_bytes_(max_reply_bytes), max_elements_(max_elements) {
+  reset();
+}
+
+reply_reader::~reply_reader() {
+  if (reader_) {
+    delete static_cast<reader_limits*>(reader_->privdata);
+    redisReaderFree(reader_);
+  }
+}
+
+void reply_reader::reset() {
+  if (reader_) {
+    delete static_cast<reader_limits*>(reader_->privdata);
+    redisReaderFree(reader_);
+  }
+  reader_ = redisReaderCreateWithFunctions(capped_functions());
+  if (!reader_) throw std::bad_alloc();
+  reader_->privdata = new reader_limits{max_elements_};
+}
+
+void reply_reader::feed(const char* data, std::size_t n) { redisReaderFeed(reader_, data, n); }
+
+reply_ptr reply_reader::next(boost::system::error_code& ec) {
+  void* out = nullptr;
+  if (redisReaderGetReply(reader_, &out) != REDIS_OK) {
+    // A null from our array constructor surfaces as an OOM error in hiredis.
+    ec = reader_->err == REDIS_ERR_OOM ? make_error_code(errc::reply_too_large) : make_error_code(errc::protocol_error);
+    return nullptr;
+  }
+  if (!out && reader_->len - reader_->pos > max_reply_bytes_) {
+    ec = make_error_code(errc::reply_too_large);
+    return nullptr;
+  }
+  return reply_ptr(static_cast<redisReply*>(out));
+}
+
+boost::system::error_code classify_error_reply(std::string_view m) {
+  if (m.starts_with("OOM")) return errc::out_of_memory;
+  if (m.starts_with("READONLY")) return errc::read_only;
+  if (m.starts_with("WRONGTYPE")) return errc::wrong_type;
+  if (m.starts_with("NOAUTH") || m.starts_with("WRONGPASS") || m.starts_with("ERR AUTH") ||
+      m.find("invalid password") != m.npos || m.find("sent AUTH") != m.npos)
+    return errc::auth_failed;
+  // Scripts that fail on the lock key's type report it from inside Lua.
+  if (m.find("WRONGTYPE") != m.npos) return errc::wrong_type;
+  if (m.find("OOM") != m.npos) return errc::out_of_memory;
+  return errc::server_error;
+}
+
+}  // namespace redlock::detail

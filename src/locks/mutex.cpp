@@ -1,0 +1,241 @@
+#include "mutex.hpp"
+
+#include "client/lock_state.hpp"
+#include "quorum/fanout.hpp"
+#include "quorum/validity.hpp"
+
+#include <redlock/error.hpp>
+
+#include <boost/asio/append.hpp>
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <optional>
+
+namespace redlock::detail {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+namespace {
+
+// ---- reply classifiers --------------------------------------------------------
+
+verdict classify_failure(const redisReply& r, error_code& ec) {
+  ec = r.type == REDIS_REPLY_ERROR ? classify_error_reply(reply_text(r)) : make_error_code(errc::protocol_error);
+  return verdict::failed;
+}
+
+verdict classify_acquire(const redisReply& r, std::int64_t& value, error_code& ec) {
+  if (r.type == REDIS_REPLY_STATUS) return verdict::yes;
+  if (r.type == REDIS_REPLY_INTEGER) {
+    value = r.integer;  // fence counter
+    return verdict::yes;
+  }
+  if (r.type == REDIS_REPLY_NIL) return verdict::no;
+  return classify_failure(r, ec);
+}
+
+// release and extend: 1 = done, 0 = not ours (expired or taken over)
+verdict classify_one_zero(const redisReply& r, std::int64_t&, error_code& ec) {
+  if (r.type == REDIS_REPLY_INTEGER) return r.integer == 1 ? verdict::yes : verdict::no;
+  return classify_failure(r, ec);
+}
+
+template <typename Handler, typename... Args>
+void complete_on_handler_executor(const std::shared_ptr<client_impl>& client, Handler handler, Args&&... args) {
+  // Runs inline when the handler's executor is the one we are on; otherwise
+  // hands off to the handler's associated executor.
+  asio::dispatch(client->executor, asio::append(std::move(handler), std::forward<Args>(args)...));
+}
+
+// ---- acquire --------------------------------------------------------------------
+
+class acquire_op : public std::enable_shared_from_this<acquire_op> {
+ public:
+  acquire_op(std::shared_ptr<client_impl> client, std::string name, acquire_options options, acquire_handler handler)
+      : client_(std::move(client)),
+        name_(std::move(name)),
+        key_(client_->key_for(name_)),
+        options_(options),
+        handler_(std::move(handler)) {}
+
+  void start() {
+    auto slot = asio::get_associated_cancellation_slot(handler_);
+    if (slot.is_connected()) {
+      slot.assign([weak = weak_from_this(), strand = client_->strand](asio::cancellation_type) {
+        asio::post(strand, [weak] {
+          if (auto self = weak.lock()) self->cancel();
+        });
+      });
+    }
+    wait_deadline_ = std::chrono::steady_clock::now() + options_.wait;
+    attempt();
+  }
+
+ private:
+  void attempt() {
+    if (client_->stopped) return complete(errc::shutting_down, {});
+    ++attempts_;
+    token_ = client_->new_token();
+    std::vector<std::string> keys{key_, client_impl::fence_key(key_)};
+    std::vector<std::string> args{token_, std::to_string(options_.ttl.count()), options_.fenced ? "1" : "0"};
+    auto round = boost::intrusive_ptr<fanout>(new fanout(client_, scripts::mutex_acquire, std::move(keys),
+                                                         std::move(args), classify_acquire,
+                                                         [self = shared_from_this()](fanout& f) { self->on_decided(f); }));
+    round->start();
+  }
+
+  void on_decided(fanout& f) {
+    error_code why;
+    if (f.succeeded()) {
+      auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(f.decided_at() - f.started_at());
+      auto left = validity_left(options_.ttl, elapsed, client_->options.drift_factor);
+      if (left > std::chrono::microseconds(options_.min_validity) && left > std::chrono::microseconds(0)) {
+        if (!cancelled_) return complete({}, make_lock(f));
+      } else {
+        why = errc::validity_expired;
+      }
+    } else {
+      why = f.failure();
+      if (!why) why = errc::not_acquired;
+    }
+    // Failed (or cancelled) attempt: release on every master now, including
+    // the ones that did not answer (their SET may still apply; FIFO order on
+    // the connection puts our release after it).
+    release_everywhere(client_, key_, token_);
+    if (cancelled_) return complete(asio::error::operation_aborted, {});
+    retry_or_fail(why);
+  }
+
+  lock make_lock(const fanout& f) {
+    auto s = std::make_shared<lock_state>();
+    s->name = name_;
+    s->key = key_;
+    s->token = token_;
+    s->ttl = options_.ttl;
+    s->clock = client_->options.clock;
+    s->owner = client_.get();
+    auto drift = drift_allowance(options_.ttl, client_->options.drift_factor);
+    s->set_valid_until(f.started_at() + options_.ttl - drift);
+    if (options_.fenced) s->fence = static_cast<std::uint64_t>(f.max_value());
+    s->nodes.reserve(f.outcomes().size());
+    for (std::size_t i = 0; i < f.outcomes().size(); ++i) {
+      auto& o = f.outcomes()[i];
+      s->nodes.push_back({client_->nodes[i]->display(), o.state, o.error, o.latency});
+    }
+    return lock(std::move(s));
+  }
+
+  void retry_or_fail(error_code why) {
+    bool count_ok = options_.max_attempts == 0 ? options_.wait.count() > 0 : attempts_ < options_.max_attempts;
+    // Errors that retrying cannot fix end the wait at once.
+    bool permanent = why == errc::wrong_type || why == errc::auth_failed;
+    auto delay = client_->jittered(options_.retry_delay, options_.retry_jitter);
+    if (options_.wait.count() > 0) {
+      auto remaining = wait_deadline_ - std::chrono::steady_clock::now();
+      if (remaining <= std::chrono::steady_clock::duration::zero()) count_ok = false;
+      delay = std::min(delay, std::chrono::duration_cast<std::chrono::milliseconds>(remaining));
+    }
+    if (!count_ok || permanent) return complete(why, {});
+    if (!timer_) timer_.emplace(client_->strand);
+    timer_->expires_after(delay);
+    waiting_ = true;
+    timer_->async_wait([self = shared_from_this()](error_code) {
+      self->waiting_ = false;
+      if (self->cancelled_) return self->complete(asio::error::operation_aborted, {});
+      self->attempt();
+    });
+  }
+
+  void cancel() {
+    if (done_) return;
+    cancelled_ = true;
+    if (waiting_) timer_->cancel();
+  }
+
+  void complete(error_code ec, lock l) {
+    if (done_) return;
+    done_ = true;
+    auto slot = asio::get_associated_cancellation_slot(handler_);
+    if (slot.is_connected()) slot.clear();
+    complete_on_handler_executor(client_, std::move(handler_), ec, std::move(l));
+  }
+
+  std::shared_ptr<client_impl> client_;
+  std::string name_;
+  std::string key_;
+  acquire_options options_;
+  acquire_handler handler_;
+  std::string token_;
+  unsigned attempts_ = 0;
+  std::chrono::steady_clock::time_point wait_deadline_;
+  std::optional<asio::steady_timer> timer_;
+  bool waiting_ = false;
+  bool cancelled_ = false;
+  bool done_ = false;
+};
+
+}  // namespace
+
+void release_everywhere(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& token) {
+  boost::intrusive_ptr<fanout> round(new fanout(client, scripts::mutex_release, {key},
+                                                {token, client_impl::channel(key)}, classify_one_zero, [](fanout&) {}));
+  round->start();
+}
+
+void start_mutex_acquire(std::shared_ptr<client_impl> client, std::string name, acquire_options options,
+                         acquire_handler handler) {
+  std::make_shared<acquire_op>(std::move(client), std::move(name), options, std::move(handler))->start();
+}
+
+void start_mutex_release(std::shared_ptr<client_impl> client, std::shared_ptr<lock_state> state,
+                         done_handler handler) {
+  auto key = state->key;
+  auto token = state->token;
+  // std::function needs a copyable callable: the handler is move-only.
+  auto h = std::make_shared<done_handler>(std::move(handler));
+  auto on_decided = [client, state, h](fanout& f) {
+    error_code ec;
+    if (!f.succeeded()) {
+      ec = f.failure();
+      if (!ec) ec = errc::not_held;
+    }
+    state->set_valid_until(steady_time{});  // released: no validity left either way
+    complete_on_handler_executor(client, std::move(*h), ec);
+  };
+  boost::intrusive_ptr<fanout> round(new fanout(client, scripts::mutex_release, {key},
+                                                {token, client_impl::channel(key)}, classify_one_zero,
+                                                std::move(on_decided)));
+  round->start();
+}
+
+void start_mutex_extend(std::shared_ptr<client_impl> client, std::shared_ptr<lock_state> state, milliseconds ttl,
+                        done_handler handler) {
+  auto key = state->key;
+  auto token = state->token;
+  auto h = std::make_shared<done_handler>(std::move(handler));
+  auto on_decided = [client, state, ttl, h](fanout& f) {
+    error_code ec;
+    if (f.succeeded()) {
+      auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(f.decided_at() - f.started_at());
+      if (validity_left(ttl, elapsed, client->options.drift_factor) > std::chrono::microseconds(0)) {
+        state->set_valid_until(f.started_at() + ttl - drift_allowance(ttl, client->options.drift_factor));
+      } else {
+        ec = errc::validity_expired;
+      }
+    } else {
+      ec = f.failure();
+      if (!ec) ec = errc::not_held;
+    }
+    complete_on_handler_executor(client, std::move(*h), ec);
+  };
+  boost::intrusive_ptr<fanout> round(new fanout(client, scripts::mutex_extend, {key},
+                                                {token, std::to_string(ttl.count())}, classify_one_zero,
+                                                std::move(on_decided)));
+  round->start();
+}
+
+}  // namespace redlock::detail

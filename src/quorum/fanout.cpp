@@ -1,0 +1,98 @@
+#include "fanout.hpp"
+
+#include "client/client_impl.hpp"
+
+#include <redlock/error.hpp>
+
+namespace redlock::detail {
+
+using steady = std::chrono::steady_clock;
+
+fanout::fanout(std::shared_ptr<client_impl> client, const script& s, std::vector<std::string> keys,
+               std::vector<std::string> args, classify_fn classify, decided_fn on_decided)
+    : client_(std::move(client)),
+      script_(s),
+      keys_(std::move(keys)),
+      args_(std::move(args)),
+      classify_(classify),
+      on_decided_(std::move(on_decided)),
+      outcomes_(client_->nodes.size()),
+      fell_back_(client_->nodes.size(), false),
+      quorum_(client_->quorum) {}
+
+void fanout::encode(std::string& out, bool with_body) const {
+  std::vector<std::string_view> argv;
+  argv.reserve(3 + keys_.size() + args_.size());
+  auto numkeys = std::to_string(keys_.size());
+  argv.push_back(with_body ? "EVAL" : "EVALSHA");
+  argv.push_back(with_body ? script_.body : script_.sha1);
+  argv.push_back(numkeys);
+  argv.insert(argv.end(), keys_.begin(), keys_.end());
+  argv.insert(argv.end(), args_.begin(), args_.end());
+  append_command(out, argv.data(), argv.size());
+}
+
+void fanout::start() {
+  started_at_ = client_->now();
+  sent_real_ = steady::now();
+  deadline_ = sent_real_ + client_->options.node_timeout;
+  // One encoding, written to every master.
+  std::string command;
+  encode(command, false);
+  sink_ptr self(this);
+  for (std::uint32_t i = 0; i < outcomes_.size(); ++i) client_->nodes[i]->send(command, deadline_, self, i);
+}
+
+void fanout::on_reply(std::uint32_t node, const boost::system::error_code& ec, const redisReply* reply) {
+  auto& o = outcomes_[node];
+  if (reply && is_noscript(*reply) && !fell_back_[node]) {
+    // The master lost its script cache (SCRIPT FLUSH, restart): send the body
+    // once, within the same deadline.
+    fell_back_[node] = true;
+    std::string command;
+    encode(command, true);
+    client_->nodes[node]->send(command, deadline_, sink_ptr(this), node);
+    return;
+  }
+  o.latency = std::chrono::duration_cast<std::chrono::microseconds>(steady::now() - sent_real_);
+  verdict v = verdict::failed;
+  if (ec) {
+    o.error = ec;
+    // Sent but unanswered: it may have applied. Never sent: it did not.
+    o.state = (ec == errc::timeout || ec == errc::connection_lost) ? node_state::unknown : node_state::failed;
+  } else {
+    o.replied = true;
+    v = classify_(*reply, o.value, o.error);
+    o.state = v == verdict::yes ? node_state::locked : v == verdict::no ? node_state::refused : node_state::failed;
+  }
+  (v == verdict::yes ? yes_ : v == verdict::no ? no_ : failed_) += 1;
+  maybe_decide();
+}
+
+void fanout::maybe_decide() {
+  if (decided_) return;
+  std::size_t n = outcomes_.size();
+  bool done = yes_ >= quorum_ || no_ + failed_ > n - quorum_ || yes_ + no_ + failed_ == n;
+  if (!done) return;
+  decided_ = true;
+  decided_at_ = client_->now();
+  auto callback = std::move(on_decided_);
+  callback(*this);
+}
+
+boost::system::error_code fanout::failure() const {
+  if (failed_ <= no_) return {};
+  for (auto& o : outcomes_)
+    if (o.state == node_state::failed || o.state == node_state::unknown)
+      if (o.error) return o.error;
+  return {};
+}
+
+std::int64_t fanout::max_value() const {
+  std::int64_t best = 0;
+  for (auto& o : outcomes_)
+    if (o.state == node_state::locked) best = std::max(best, o.value);
+  return best;
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,78 @@
+// The quorum coordinator: one script call sent to every master in parallel,
+// each with its own deadline; decided as soon as the outcome is known (quorum
+// of "yes", or so many "no"/failures that quorum is impossible). Replies after
+// the decision are still consumed and recorded.
+#pragma once
+
+#include "connection/connection.hpp"
+#include "scripts/script.hpp"
+
+#include <redlock/lock.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace redlock::detail {
+
+class client_impl;
+
+enum class verdict : std::uint8_t { yes, no, failed };
+
+/// Interprets one master's reply to a script. `value` carries a number the
+/// operation needs (a fence counter); `ec` names the failure for `failed`.
+using classify_fn = verdict (*)(const redisReply& reply, std::int64_t& value, boost::system::error_code& ec);
+
+struct node_outcome {
+  node_state state = node_state::unknown;
+  bool replied = false;  // false: still waiting (or timed out: state unknown)
+  boost::system::error_code error;
+  std::int64_t value = 0;
+  std::chrono::microseconds latency{0};
+};
+
+class fanout final : public reply_sink {
+ public:
+  using decided_fn = std::function<void(fanout&)>;
+
+  fanout(std::shared_ptr<client_impl> client, const script& s, std::vector<std::string> keys,
+         std::vector<std::string> args, classify_fn classify, decided_fn on_decided);
+
+  /// Sends to every master (call on the strand).
+  void start();
+
+  bool succeeded() const noexcept { return yes_ >= quorum_; }
+  std::size_t yes_count() const noexcept { return yes_; }
+  /// Client-clock times: start of the round and moment of the decision.
+  steady_time started_at() const noexcept { return started_at_; }
+  steady_time decided_at() const noexcept { return decided_at_; }
+  const std::vector<node_outcome>& outcomes() const noexcept { return outcomes_; }
+  /// The most telling per-master error, for a failed round (a "no" beats errors:
+  /// then the lock is simply held elsewhere).
+  boost::system::error_code failure() const;
+  /// Largest `value` among the "yes" replies.
+  std::int64_t max_value() const;
+
+  void on_reply(std::uint32_t node, const boost::system::error_code& ec, const redisReply* reply) override;
+
+ private:
+  void encode(std::string& out, bool with_body) const;
+  void maybe_decide();
+
+  std::shared_ptr<client_impl> client_;
+  const script& script_;
+  std::vector<std::string> keys_;
+  std::vector<std::string> args_;
+  classify_fn classify_;
+  decided_fn on_decided_;
+  std::vector<node_outcome> outcomes_;
+  std::vector<bool> fell_back_;  // EVAL already tried after NOSCRIPT
+  std::size_t quorum_;
+  std::size_t yes_ = 0, no_ = 0, failed_ = 0;
+  bool decided_ = false;
+  steady_time started_at_{}, decided_at_{};
+  std::chrono::steady_clock::time_point sent_real_{};
+  std::chrono::steady_clock::time_point deadline_{};
+};
+
+}  // namespace redlock::detail
