@@ -5,6 +5,7 @@
 #include <boost/system/error_code.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <iosfwd>
 #include <string>
 #include <type_traits>
 
@@ -44,6 +45,9 @@ const boost::system::error_category& category() noexcept;
 inline boost::system::error_code make_error_code(errc e) noexcept {
   return {static_cast<int>(e), category()};
 }
+
+/// Prints the code's message (for logs and test output).
+std::ostream& operator<<(std::ostream& os, errc e);
 
 /// Thrown by the sync API; `code()` is the same error_code the async API reports.
 class error : public boost::system::system_error {

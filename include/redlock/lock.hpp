@@ -24,11 +24,12 @@ enum class node_state : std::uint8_t {
   refused,  ///< held by someone else there
   failed,   ///< an error reply or connection failure (see `error`)
   unknown,  ///< no reply before the deadline: may have applied; release is sent anyway
+  pending,  ///< still no reply when the quorum was decided (the round completes early)
 };
 
 struct node_result {
   std::string node;                 ///< URI without the password
-  node_state state = node_state::unknown;
+  node_state state = node_state::pending;
   boost::system::error_code error;  ///< set for failed and unknown
   std::chrono::microseconds latency{0};
 };

@@ -1,5 +1,7 @@
 #include <redlock/error.hpp>
 
+#include <ostream>
+
 namespace redlock {
 
 namespace {
@@ -43,5 +45,7 @@ const boost::system::error_category& category() noexcept {
   static const category_impl instance;
   return instance;
 }
+
+std::ostream& operator<<(std::ostream& os, errc e) { return os << category().message(static_cast<int>(e)); }
 
 }  // namespace redlock

@@ -24,8 +24,8 @@ enum class verdict : std::uint8_t { yes, no, failed };
 using classify_fn = verdict (*)(const redisReply& reply, std::int64_t& value, boost::system::error_code& ec);
 
 struct node_outcome {
-  node_state state = node_state::unknown;
-  bool replied = false;  // false: still waiting (or timed out: state unknown)
+  node_state state = node_state::pending;
+  bool replied = false;  // false: still waiting (pending) or timed out (unknown)
   boost::system::error_code error;
   std::int64_t value = 0;
   std::chrono::microseconds latency{0};

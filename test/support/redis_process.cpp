@@ -132,8 +132,11 @@ void redis_process::spawn() {
   try {
     wait_ready(std::chrono::seconds(10));
   } catch (...) {
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
+    // wait_ready sets pid_ = -1 when the child already exited: never kill(-1).
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
     pid_ = -1;
     throw;
   }

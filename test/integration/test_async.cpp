@@ -1,0 +1,118 @@
+#define BOOST_TEST_MODULE integration_async
+#include <boost/test/unit_test.hpp>
+
+#include "masters.hpp"
+
+#include <redlock/redlock.hpp>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <thread>
+
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+using redlock::errc;
+using redlock::testing::masters;
+
+BOOST_AUTO_TEST_CASE(futures) {
+  masters m(3);
+  asio::io_context io;
+  auto work = asio::make_work_guard(io);
+  std::thread runner([&] { io.run(); });
+  {
+    redlock::async_client c(io.get_executor(), m.options());
+    auto l = c.async_acquire("fut", {.ttl = 3000ms}, asio::use_future).get();
+    BOOST_TEST(m.holding("fut") == 3u);
+    c.async_extend(l, 6000ms, asio::use_future).get();
+    c.async_release(l, asio::use_future).get();
+    BOOST_TEST(m.holding("fut") == 0u);
+    // Errors arrive as exceptions through the future.
+    BOOST_CHECK_THROW(c.async_release(l, asio::use_future).get(), boost::system::system_error);
+  }
+  work.reset();
+  runner.join();
+}
+
+BOOST_AUTO_TEST_CASE(coroutines) {
+  masters m(5);
+  asio::io_context io;
+  redlock::async_client c(io.get_executor(), m.options());
+  bool finished = false;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        auto l = co_await c.async_acquire("coro", {.ttl = 3000ms, .fenced = true}, asio::use_awaitable);
+        BOOST_TEST(m.holding("coro") == 5u);
+        BOOST_TEST(l.fence().has_value());
+        co_await c.async_release(l, asio::use_awaitable);
+        finished = true;
+      },
+      [](std::exception_ptr e) {
+        if (e) std::rethrow_exception(e);
+      });
+  // The client's connections keep the context busy: run until done.
+  auto limit = std::chrono::steady_clock::now() + 10s;
+  while (!finished && std::chrono::steady_clock::now() < limit) io.run_one_for(100ms);
+  BOOST_TEST(finished);
+  BOOST_TEST(m.holding("coro") == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(cancellation_stops_waiting_and_leaves_nothing) {
+  masters m(3);
+  asio::io_context io;
+  redlock::async_client holder(io.get_executor(), m.options());
+  redlock::async_client waiter(io.get_executor(), m.options());
+  redlock::lock held;
+  holder.async_acquire("cancel", {.ttl = 10000ms}, [&](boost::system::error_code ec, redlock::lock l) {
+    BOOST_REQUIRE(!ec);
+    held = l;
+  });
+  while (!held) io.run_one();
+
+  asio::cancellation_signal signal;
+  boost::system::error_code result;
+  bool done = false;
+  auto t0 = std::chrono::steady_clock::now();
+  waiter.async_acquire("cancel", {.ttl = 10000ms, .wait = 10000ms, .retry_delay = 30ms},
+                       asio::bind_cancellation_slot(signal.slot(), [&](boost::system::error_code ec, redlock::lock) {
+                         result = ec;
+                         done = true;
+                       }));
+  asio::steady_timer t(io, 150ms);
+  t.async_wait([&](auto) { signal.emit(asio::cancellation_type::terminal); });
+  while (!done) io.run_one();
+  BOOST_TEST(result == asio::error::operation_aborted);
+  BOOST_TEST((std::chrono::steady_clock::now() - t0 < 5000ms));
+  io.run_for(50ms);
+  for (std::size_t i = 0; i < m.size(); ++i) BOOST_TEST(m[i].command({"GET", "cancel"}) == held.token());
+}
+
+BOOST_AUTO_TEST_CASE(destroying_the_client_completes_operations_in_flight) {
+  masters m(3);
+  asio::io_context io;
+  boost::system::error_code result;
+  bool done = false;
+  m[0].pause();
+  m[1].pause();
+  {
+    auto o = m.options(2000ms);
+    redlock::async_client c(io.get_executor(), o);
+    c.async_acquire("bye", {.ttl = 10000ms}, [&](boost::system::error_code ec, redlock::lock) {
+      result = ec;
+      done = true;
+    });
+    io.run_for(50ms);
+  }  // destroyed with the request outstanding
+  io.run_for(500ms);
+  BOOST_TEST(done);
+  BOOST_TEST(result == errc::shutting_down);
+  m[0].resume();
+  m[1].resume();
+}

@@ -1,0 +1,297 @@
+#define BOOST_TEST_MODULE integration_mutex
+#include <boost/test/unit_test.hpp>
+
+#include "masters.hpp"
+
+#include <redlock/redlock.hpp>
+
+#include <boost/asio/io_context.hpp>
+
+#include <atomic>
+#include <bit>
+#include <thread>
+
+using namespace std::chrono_literals;
+using redlock::errc;
+using redlock::testing::masters;
+using steady = std::chrono::steady_clock;
+
+namespace {
+
+// The number of EVALSHA/EVAL calls a master has executed.
+long script_calls(redlock::testing::redis_process& s) {
+  auto info = s.command({"INFO", "commandstats"});
+  long total = 0;
+  for (const char* cmd : {"cmdstat_evalsha:calls=", "cmdstat_eval:calls="}) {
+    auto at = info.find(cmd);
+    if (at != std::string::npos) total += std::stol(info.substr(at + std::strlen(cmd)));
+  }
+  return total;
+}
+
+template <typename Pred>
+bool eventually(Pred p, std::chrono::milliseconds limit = 5000ms) {
+  auto end = steady::now() + limit;
+  while (steady::now() < end) {
+    if (p()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return p();
+}
+
+redlock::errc code_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const redlock::error& e) {
+    return static_cast<errc>(e.code().value());
+  }
+  return errc{};
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(acquire_extend_release_on_1_3_5_masters) {
+  for (std::size_t n : {1u, 3u, 5u}) {
+    BOOST_TEST_CONTEXT("N=" << n) {
+      masters m(n);
+      redlock::client c(m.options());
+      auto l = c.acquire("res", {.ttl = 5000ms});
+      BOOST_TEST(l.name() == "res");
+      BOOST_TEST(l.token().size() == 32u);  // 128 bits, hex
+      BOOST_TEST(m.holding("res") == n);
+      for (std::size_t i = 0; i < n; ++i) BOOST_TEST(m[i].command({"GET", "res"}) == l.token());
+      BOOST_TEST(l.remaining_validity() > 4800ms);
+      BOOST_TEST(l.remaining_validity() <= 5000ms);
+      // Every master that answered before the quorum was decided granted it.
+      std::size_t locked = 0;
+      for (auto& r : l.nodes()) {
+        BOOST_TEST((r.state == redlock::node_state::locked || r.state == redlock::node_state::pending));
+        locked += r.state == redlock::node_state::locked;
+      }
+      BOOST_TEST(locked >= n / 2 + 1);
+
+      auto before = l.valid_until();
+      std::this_thread::sleep_for(20ms);
+      c.extend(l, 20000ms);
+      BOOST_TEST((l.valid_until() > before + 10s));
+      BOOST_TEST(std::stol(m[0].command({"PTTL", "res"})) > 15000);
+
+      c.release(l);
+      BOOST_TEST(m.holding("res") == 0u);
+      BOOST_TEST(l.remaining_validity() <= 0ms);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(guard_releases_at_scope_exit) {
+  masters m(3);
+  redlock::client c(m.options());
+  {
+    auto g = c.lock_guard("guarded");
+    BOOST_TEST(m.holding("guarded") == 3u);
+    auto moved = std::move(g);
+    BOOST_TEST(!g);
+    BOOST_TEST(static_cast<bool>(moved));
+  }
+  BOOST_TEST(m.holding("guarded") == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(concurrent_acquirers_exactly_one_wins) {
+  masters m(5);
+  boost::asio::io_context io;
+  constexpr int K = 8;
+  std::vector<std::unique_ptr<redlock::async_client>> clients;
+  for (int i = 0; i < K; ++i) clients.push_back(std::make_unique<redlock::async_client>(io.get_executor(), m.options()));
+  for (int round = 0; round < 10; ++round) {
+    // All start at once and keep retrying for 600 ms; nobody releases, so
+    // split votes are resolved by retries and exactly one ends up holding.
+    auto name = "contended-" + std::to_string(round);
+    std::vector<redlock::lock> won;
+    int answered = 0, refused = 0;
+    for (auto& c : clients)
+      c->async_acquire(name, {.ttl = 10000ms, .wait = 600ms, .retry_delay = 20ms, .retry_jitter = 15ms},
+                       [&](boost::system::error_code ec, redlock::lock l) {
+                         ++answered;
+                         if (!ec)
+                           won.push_back(std::move(l));
+                         else if (ec == errc::not_acquired)
+                           ++refused;
+                       });
+    io.restart();
+    while (answered < K) io.run_one();
+    BOOST_TEST_CONTEXT("round " << round) {
+      BOOST_TEST(won.size() == 1u);
+      BOOST_TEST(refused == K - 1);
+      // Losers released their partial holds: only the winner's token remains.
+      io.restart();
+      io.run_for(30ms);
+      for (std::size_t i = 0; i < m.size(); ++i) BOOST_TEST(m[i].command({"GET", name}) == won.at(0).token());
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(every_clogged_subset_succeeds_exactly_when_a_quorum_is_free) {
+  for (std::size_t n : {3u, 5u}) {
+    masters m(n);
+    redlock::client c(m.options());
+    std::size_t quorum = n / 2 + 1;
+    for (unsigned mask = 0; mask < (1u << n); ++mask) {
+      BOOST_TEST_CONTEXT("N=" << n << " clogged mask=" << mask) {
+        for (std::size_t i = 0; i < n; ++i)
+          if (mask & (1u << i)) m[i].command({"SET", "clog", "someone-else", "PX", "60000"});
+        std::size_t free_nodes = n - std::popcount(mask);
+        auto l = c.try_acquire("clog", {.ttl = 5000ms});
+        BOOST_TEST(static_cast<bool>(l) == (free_nodes >= quorum));
+        if (l) c.release(*l);
+        // Whatever happened, the clogged keys are untouched and ours are gone.
+        for (std::size_t i = 0; i < n; ++i)
+          BOOST_TEST(m[i].command({"GET", "clog"}) == ((mask & (1u << i)) ? "someone-else" : "(nil)"));
+        m.on_all({"DEL", "clog"});
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_paused_master_does_not_delay_the_quorum_and_keeps_no_key) {
+  masters m(5);
+  redlock::client c(m.options(2000ms));  // a long node timeout, to show we do not wait for it
+  c.release(c.acquire("warm"));           // connections open before the pause
+  long calls_before = script_calls(m[0]);
+  m[0].pause();
+  auto t0 = steady::now();
+  auto l = c.acquire("paused", {.ttl = 10000ms});
+  auto took = steady::now() - t0;
+  BOOST_TEST(took < 1000ms, "acquire waited for the paused master: "
+                                << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
+  BOOST_TEST((l.nodes()[0].state == redlock::node_state::pending));
+  c.release(l);
+  m[0].resume();
+  // The master now runs the queued SET and then our release, in that order.
+  BOOST_TEST(eventually([&] { return script_calls(m[0]) >= calls_before + 2; }));
+  BOOST_TEST(m.holding("paused") == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(no_quorum_fails_within_the_node_timeout) {
+  masters m(5);
+  redlock::client c(m.options(200ms));
+  c.release(c.acquire("warm"));
+  std::vector<long> before;
+  for (std::size_t i = 0; i < 3; ++i) before.push_back(script_calls(m[i]));
+  for (std::size_t i = 0; i < 3; ++i) m[i].pause();
+  auto t0 = steady::now();
+  auto code = code_of([&] { c.acquire("stuck", {.ttl = 5000ms}); });
+  auto took = steady::now() - t0;
+  BOOST_TEST(code == errc::timeout);
+  BOOST_TEST(took >= 190ms);
+  BOOST_TEST(took < 1500ms);  // bounded by the node timeout, not by the TTL or a hang
+  for (std::size_t i = 0; i < 3; ++i) m[i].resume();
+  // Every master applies the queued SET and the release that follows it.
+  for (std::size_t i = 0; i < 3; ++i) BOOST_TEST(eventually([&] { return script_calls(m[i]) >= before[i] + 2; }));
+  BOOST_TEST(m.holding("stuck") == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(an_expired_lock_cannot_be_released_or_extended_by_its_old_holder) {
+  masters m(3);
+  redlock::client old_holder(m.options(20ms));
+  redlock::client new_holder(m.options(20ms));
+  auto stale = old_holder.acquire("exp", {.ttl = 150ms});
+  std::this_thread::sleep_for(250ms);
+  BOOST_TEST(stale.remaining_validity() < 0ms);
+  auto fresh = new_holder.acquire("exp", {.ttl = 5000ms});
+  BOOST_TEST(code_of([&] { old_holder.extend(stale, 5000ms); }) == errc::not_held);
+  BOOST_TEST(code_of([&] { old_holder.release(stale); }) == errc::not_held);
+  for (std::size_t i = 0; i < 3; ++i) BOOST_TEST(m[i].command({"GET", "exp"}) == fresh.token());
+  new_holder.release(fresh);
+  BOOST_TEST(m.holding("exp") == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(retries_until_the_holder_releases) {
+  masters m(3);
+  redlock::client a(m.options()), b(m.options());
+  auto held = a.acquire("retry", {.ttl = 5000ms});
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(150ms);
+    a.release(held);
+  });
+  auto l = b.acquire("retry", {.ttl = 5000ms, .wait = 3000ms, .retry_delay = 20ms, .retry_jitter = 10ms});
+  releaser.join();
+  BOOST_TEST(m[0].command({"GET", "retry"}) == l.token());
+  b.release(l);
+  // Bounded by attempts: 3 tries against a held lock fail.
+  auto held2 = a.acquire("retry");
+  auto t0 = steady::now();
+  BOOST_TEST(!b.try_acquire("retry", {.max_attempts = 3, .retry_delay = 30ms, .retry_jitter = 0ms}));
+  BOOST_TEST((steady::now() - t0 >= 60ms));  // two delays between three attempts
+  a.release(held2);
+}
+
+BOOST_AUTO_TEST_CASE(a_key_of_another_type_is_reported_and_left_alone) {
+  masters m(3);
+  m.on_all({"HSET", "theirs", "field", "value"});
+  redlock::client c(m.options());
+  BOOST_TEST(code_of([&] { c.acquire("theirs"); }) == errc::wrong_type);
+  for (std::size_t i = 0; i < 3; ++i) BOOST_TEST(m[i].command({"HGET", "theirs", "field"}) == "value");
+}
+
+BOOST_AUTO_TEST_CASE(oom_and_readonly_masters_are_reported) {
+  {
+    masters m(3);
+    m.on_all({"CONFIG", "SET", "maxmemory-policy", "noeviction"});
+    m.on_all({"CONFIG", "SET", "maxmemory", "1"});
+    redlock::client c(m.options());
+    BOOST_TEST(code_of([&] { c.acquire("oom"); }) == errc::out_of_memory);
+  }
+  {
+    masters primary(1), replica(1);
+    replica[0].command({"REPLICAOF", "127.0.0.1", std::to_string(primary[0].port())});
+    redlock::client c(replica.options());
+    BOOST_TEST(code_of([&] { c.acquire("ro"); }) == errc::read_only);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(bad_input_is_rejected_with_a_named_error) {
+  masters m(1);
+  auto make = [&](auto tweak) {
+    auto o = m.options();
+    tweak(o);
+    return code_of([&] { redlock::client c(o); });
+  };
+  BOOST_TEST(make([](auto& o) { o.nodes.clear(); }) == errc::empty_node_list);
+  BOOST_TEST(make([](auto& o) { o.nodes.push_back("redis//broken"); }) == errc::bad_uri);
+  BOOST_TEST(make([](auto& o) { o.drift_factor = 1.5; }) == errc::bad_drift_factor);
+  try {
+    auto o = m.options();
+    o.nodes.push_back("tcp://h:1");
+    redlock::client c(o);
+    BOOST_FAIL("accepted a bad URI");
+  } catch (const redlock::error& e) {
+    BOOST_TEST(std::string(e.what()).find("tcp://h:1") != std::string::npos, e.what());
+  }
+
+  redlock::client c(m.options(100ms));
+  BOOST_TEST(code_of([&] { c.acquire("", {}); }) == errc::empty_name);
+  BOOST_TEST(code_of([&] { c.acquire("x", {.ttl = 0ms}); }) == errc::bad_ttl);
+  BOOST_TEST(code_of([&] { c.acquire("x", {.ttl = 100ms}); }) == errc::node_timeout_too_large);
+  BOOST_TEST(code_of([&] { c.release(redlock::lock{}); }) == errc::empty_lock);
+  BOOST_TEST(code_of([&] { c.extend(redlock::lock{}, 1000ms); }) == errc::empty_lock);
+  // Nothing was written by any of it.
+  BOOST_TEST(m[0].command({"DBSIZE"}) == "0");
+}
+
+BOOST_AUTO_TEST_CASE(an_unreachable_master_is_reported_per_node) {
+  masters m(4);
+  auto o = m.options();
+  auto dead_port = redlock::testing::free_port();
+  o.nodes.push_back("redis://127.0.0.1:" + std::to_string(dead_port));
+  redlock::client c(o);  // constructing does not need every master
+  auto l = c.acquire("partial");
+  BOOST_TEST((l.nodes()[4].state == redlock::node_state::failed || l.nodes()[4].state == redlock::node_state::unknown));
+  c.release(l);
+  // Later attempts fail fast on the dead master while reconnecting in the background.
+  for (int i = 0; i < 5; ++i) {
+    auto again = c.acquire("partial");
+    BOOST_TEST((again.nodes()[4].state == redlock::node_state::failed));
+    BOOST_TEST(again.nodes()[4].error == errc::not_connected);
+    c.release(again);
+  }
+}

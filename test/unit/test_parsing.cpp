@@ -1,0 +1,197 @@
+#define BOOST_TEST_MODULE unit_parsing
+#include <boost/test/unit_test.hpp>
+
+#include "client/options_check.hpp"
+#include "connection/node_address.hpp"
+#include "connection/resp.hpp"
+#include "scripts/script.hpp"
+
+#include <redlock/error.hpp>
+
+#include <openssl/sha.h>
+
+#include <cstdio>
+
+using namespace std::chrono_literals;
+using redlock::errc;
+namespace d = redlock::detail;
+
+BOOST_AUTO_TEST_SUITE(uri)
+
+BOOST_AUTO_TEST_CASE(full_uri) {
+  std::string why;
+  auto a = d::parse_node_uri("redis://alice:s3cret@db.example:6380/4", why);
+  BOOST_REQUIRE(a);
+  BOOST_TEST(!a->tls);
+  BOOST_TEST(a->host == "db.example");
+  BOOST_TEST(a->port == 6380);
+  BOOST_TEST(a->user == "alice");
+  BOOST_TEST(a->password == "s3cret");
+  BOOST_TEST(a->db == 4);
+  BOOST_TEST(a->display() == "redis://alice:***@db.example:6380/4");  // never the password
+}
+
+BOOST_AUTO_TEST_CASE(defaults_and_variants) {
+  std::string why;
+  auto a = d::parse_node_uri("redis://127.0.0.1", why);
+  BOOST_REQUIRE(a);
+  BOOST_TEST(a->port == 6379);
+  BOOST_TEST(a->db == 0);
+  BOOST_TEST(a->password.empty());
+  auto b = d::parse_node_uri("rediss://:pw@[::1]:7000", why);
+  BOOST_REQUIRE(b);
+  BOOST_TEST(b->tls);
+  BOOST_TEST(b->host == "::1");
+  BOOST_TEST(b->user.empty());
+  BOOST_TEST(b->password == "pw");
+  auto c = d::parse_node_uri("redis://pw@h:1", why);  // lone userinfo = password
+  BOOST_REQUIRE(c);
+  BOOST_TEST(c->password == "pw");
+  BOOST_TEST(c->user.empty());
+  auto e = d::parse_node_uri("redis://u:p%40ss@h:1", why);  // percent-decoded
+  BOOST_REQUIRE(e);
+  BOOST_TEST(e->password == "p@ss");
+}
+
+BOOST_AUTO_TEST_CASE(bad_uris_name_the_problem) {
+  struct bad {
+    const char* uri;
+    const char* mentions;
+  } cases[] = {
+      {"", "not a URI"},
+      {"localhost:6379", "scheme"},
+      {"http://h:1", "scheme 'http'"},
+      {"redis://", "no host"},
+      {"redis://h:0", "invalid port"},
+      {"redis://h:70000", "invalid port"},
+      {"redis://h:1/x", "invalid database"},
+      {"redis://h:1/-1", "invalid database"},
+      {"redis://h:1?db=2", "query"},
+  };
+  for (auto& c : cases) {
+    std::string why;
+    BOOST_TEST_CONTEXT(c.uri) {
+      BOOST_TEST(!d::parse_node_uri(c.uri, why));
+      BOOST_TEST(why.find(c.mentions) != std::string::npos, "message: " << why);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(options)
+
+BOOST_AUTO_TEST_CASE(client_options_are_checked) {
+  std::vector<d::node_address> addrs;
+  redlock::client_options o;
+  BOOST_TEST(d::check_client_options(o, addrs).code == errc::empty_node_list);
+  o.nodes = {"redis://127.0.0.1:1", "nope"};
+  auto r = d::check_client_options(o, addrs);
+  BOOST_TEST(r.code == errc::bad_uri);
+  BOOST_TEST(r.message.find("'nope'") != std::string::npos);
+  o.nodes = {"redis://127.0.0.1:1"};
+  o.drift_factor = 1.0;
+  BOOST_TEST(d::check_client_options(o, addrs).code == errc::bad_drift_factor);
+  o.drift_factor = -0.1;
+  BOOST_TEST(d::check_client_options(o, addrs).code == errc::bad_drift_factor);
+  o.drift_factor = 0.01;
+  o.node_timeout = 0ms;
+  BOOST_TEST(d::check_client_options(o, addrs).code == errc::node_timeout_too_large);
+  o.node_timeout = 50ms;
+  BOOST_TEST(!d::check_client_options(o, addrs));
+  BOOST_TEST(addrs.size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(acquire_options_are_checked) {
+  redlock::acquire_options o;
+  BOOST_TEST(d::check_acquire("", o, 50ms).code == errc::empty_name);
+  o.ttl = 0ms;
+  BOOST_TEST(d::check_acquire("r", o, 50ms).code == errc::bad_ttl);
+  o.ttl = -5ms;
+  BOOST_TEST(d::check_acquire("r", o, 50ms).code == errc::bad_ttl);
+  o.ttl = 50ms;
+  auto r = d::check_acquire("r", o, 50ms);
+  BOOST_TEST(r.code == errc::node_timeout_too_large);
+  BOOST_TEST(r.message.find("50 ms") != std::string::npos);
+  o.ttl = 1000ms;
+  o.min_validity = 1000ms;
+  BOOST_TEST(d::check_acquire("r", o, 50ms).code == errc::bad_option);
+  o.min_validity = 0ms;
+  o.retry_delay = -1ms;
+  BOOST_TEST(d::check_acquire("r", o, 50ms).code == errc::bad_option);
+  o.retry_delay = 10ms;
+  BOOST_TEST(!d::check_acquire("r", o, 50ms));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(replies)
+
+BOOST_AUTO_TEST_CASE(encoder_writes_resp_arrays) {
+  std::string out;
+  d::append_command(out, {"SET", "k", "a b"});
+  BOOST_TEST(out == "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\na b\r\n");
+}
+
+BOOST_AUTO_TEST_CASE(reader_parses_pipelined_and_split_replies) {
+  d::reply_reader r(1 << 20, 1024);
+  boost::system::error_code ec;
+  std::string stream = "+OK\r\n:42\r\n$-1\r\n*2\r\n$1\r\na\r\n:7\r\n-ERR boom\r\n";
+  // Fed one byte at a time: replies come out whole and in order.
+  std::vector<int> types;
+  for (char c : stream) {
+    r.feed(&c, 1);
+    while (auto reply = r.next(ec)) types.push_back(reply->type);
+    BOOST_REQUIRE(!ec);
+  }
+  BOOST_TEST(types == (std::vector<int>{REDIS_REPLY_STATUS, REDIS_REPLY_INTEGER, REDIS_REPLY_NIL, REDIS_REPLY_ARRAY,
+                                         REDIS_REPLY_ERROR}),
+             boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(reader_caps_arrays_and_sizes) {
+  boost::system::error_code ec;
+  d::reply_reader small_arrays(1 << 20, 16);
+  std::string big = "*17\r\n";
+  small_arrays.feed(big.data(), big.size());
+  BOOST_TEST(!small_arrays.next(ec));
+  BOOST_TEST(ec == errc::reply_too_large);
+
+  ec.clear();
+  d::reply_reader small_bytes(1024, 16);
+  std::string bulk = "$100000\r\n" + std::string(5000, 'x');
+  small_bytes.feed(bulk.data(), bulk.size());
+  BOOST_TEST(!small_bytes.next(ec));
+  BOOST_TEST(ec == errc::reply_too_large);
+
+  ec.clear();
+  d::reply_reader garbage(1 << 20, 16);
+  garbage.feed("?what\r\n", 7);
+  BOOST_TEST(!garbage.next(ec));
+  BOOST_TEST(ec == errc::protocol_error);
+}
+
+BOOST_AUTO_TEST_CASE(error_replies_map_to_codes) {
+  BOOST_TEST(d::classify_error_reply("OOM command not allowed when used memory > 'maxmemory'.") ==
+             errc::out_of_memory);
+  BOOST_TEST(d::classify_error_reply("READONLY You can't write against a read only replica.") == errc::read_only);
+  BOOST_TEST(d::classify_error_reply("WRONGTYPE Operation against a key holding the wrong kind of value") ==
+             errc::wrong_type);
+  BOOST_TEST(d::classify_error_reply("NOAUTH Authentication required.") == errc::auth_failed);
+  BOOST_TEST(d::classify_error_reply("WRONGPASS invalid username-password pair or user is disabled.") ==
+             errc::auth_failed);
+  BOOST_TEST(d::classify_error_reply("ERR user_script:12: WRONGTYPE lock key holds a hash") == errc::wrong_type);
+  BOOST_TEST(d::classify_error_reply("ERR unknown command") == errc::server_error);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_CASE(embedded_scripts_carry_their_sha1) {
+  for (auto* s : {&d::scripts::mutex_acquire, &d::scripts::mutex_release, &d::scripts::mutex_extend}) {
+    unsigned char digest[SHA_DIGEST_LENGTH];
+    SHA1(reinterpret_cast<const unsigned char*>(s->body.data()), s->body.size(), digest);
+    char hex[2 * SHA_DIGEST_LENGTH + 1];
+    for (int i = 0; i < SHA_DIGEST_LENGTH; ++i) std::snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+    BOOST_TEST_CONTEXT(s->name) { BOOST_TEST(std::string_view(hex) == s->sha1); }
+  }
+}
