@@ -38,6 +38,8 @@ enum class errc {
   reply_too_large,   ///< a reply over the configured size or element cap
   too_many_pending,  ///< too many requests outstanding on one connection
   shutting_down,     ///< the client is being destroyed
+  // ---- storage side of fencing ----
+  stale_token,       ///< fenced_store: a newer token was already seen; nothing written
 };
 
 const boost::system::error_category& category() noexcept;

@@ -5,5 +5,6 @@
 #include <redlock/client.hpp>
 #include <redlock/clock.hpp>
 #include <redlock/error.hpp>
+#include <redlock/fenced_store.hpp>
 #include <redlock/lock.hpp>
 #include <redlock/options.hpp>

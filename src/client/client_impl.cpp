@@ -1,5 +1,7 @@
 #include "client_impl.hpp"
 
+#include "scripts/script.hpp"
+
 #include <sys/random.h>
 
 #include <cerrno>
@@ -19,7 +21,11 @@ client_impl::client_impl(boost::asio::any_io_executor ex, client_options opts, s
     else
       tls->load_verify_file(options.tls_ca_file);
   }
-  for (auto& a : addresses) nodes.push_back(std::make_shared<connection>(strand, std::move(a), options, tls.get()));
+  std::string preload;
+  for (const script* s : scripts::all) append_command(preload, {"SCRIPT", "LOAD", s->body});
+  for (auto& a : addresses)
+    nodes.push_back(
+        std::make_shared<connection>(strand, std::move(a), options, tls.get(), preload, scripts::all.size()));
   std::uint64_t seed = 0;
   refill_entropy();
   std::memcpy(&seed, entropy_.data(), sizeof seed);

@@ -34,6 +34,7 @@ class category_impl final : public boost::system::error_category {
       case errc::reply_too_large: return "reply from the master exceeds the configured cap";
       case errc::too_many_pending: return "too many requests outstanding on one connection";
       case errc::shutting_down: return "client is shutting down";
+      case errc::stale_token: return "stale fencing token: a newer holder already wrote; nothing was written";
     }
     return "unknown redlock error";
   }

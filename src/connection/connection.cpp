@@ -16,12 +16,14 @@ using steady = std::chrono::steady_clock;
 using boost::system::error_code;
 
 connection::connection(strand_type strand, node_address address, const client_options& options,
-                       asio::ssl::context* tls_context)
+                       asio::ssl::context* tls_context, std::string preload, std::size_t preload_count)
     : strand_(std::move(strand)),
       address_(std::move(address)),
       display_(address_.display()),
       options_(options),
       tls_context_(tls_context),
+      preload_(std::move(preload)),
+      preload_count_(preload_count),
       socket_(strand_),
       resolver_(strand_),
       timer_(strand_),
@@ -129,6 +131,10 @@ void connection::start_handshake() {
     append_command(hs, {"SELECT", db});
     front.push_back({nullptr, 0, internal::select, deadline});
   }
+  // Scripts are loaded before any request can use them: EVALSHA then never
+  // meets NOSCRIPT on a fresh connection (a restarted master included).
+  hs += preload_;
+  for (std::size_t i = 0; i < preload_count_; ++i) front.push_back({nullptr, 0, internal::preload, deadline});
   pending_.insert(pending_.begin(), front.begin(), front.end());
   write_buf_.insert(0, hs);
   state_ = state::ready;
@@ -193,7 +199,8 @@ void connection::on_bytes(std::size_t n) {
 }
 
 void connection::on_internal_reply(internal kind, const redisReply* reply) {
-  if (!is_error(*reply)) return;
+  // A failed SCRIPT LOAD is not fatal: EVALSHA falls back to EVAL.
+  if (!is_error(*reply) || kind == internal::preload) return;
   auto ec = classify_error_reply(reply_text(*reply));
   if (kind == internal::auth) ec = errc::auth_failed;
   fail_all(ec, true);

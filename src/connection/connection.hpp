@@ -46,8 +46,11 @@ using sink_ptr = boost::intrusive_ptr<reply_sink>;
 
 class connection : public std::enable_shared_from_this<connection> {
  public:
+  /// `preload`: encoded commands pipelined after AUTH/SELECT on every new
+  /// connection (SCRIPT LOAD of every script), `preload_count` of them;
+  /// their replies are consumed here.
   connection(strand_type strand, node_address address, const client_options& options,
-             boost::asio::ssl::context* tls_context);
+             boost::asio::ssl::context* tls_context, std::string preload = {}, std::size_t preload_count = 0);
   ~connection();
   connection(const connection&) = delete;
   connection& operator=(const connection&) = delete;
@@ -67,7 +70,7 @@ class connection : public std::enable_shared_from_this<connection> {
 
  private:
   enum class state : std::uint8_t { idle, connecting, ready, closed };
-  enum class internal : std::uint8_t { none, auth, select };
+  enum class internal : std::uint8_t { none, auth, select, preload };
 
   struct pending {
     sink_ptr sink;  // null once completed (timed out) or for handshake entries
@@ -94,6 +97,8 @@ class connection : public std::enable_shared_from_this<connection> {
   std::string display_;
   const client_options& options_;
   boost::asio::ssl::context* tls_context_;
+  std::string preload_;
+  std::size_t preload_count_;
 
   boost::asio::ip::tcp::socket socket_;
   std::unique_ptr<boost::asio::ssl::stream<boost::asio::ip::tcp::socket&>> tls_;

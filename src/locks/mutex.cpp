@@ -85,32 +85,85 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     auto round = boost::intrusive_ptr<fanout>(new fanout(client_, scripts::mutex_acquire, std::move(keys),
                                                          std::move(args), classify_acquire,
                                                          [self = shared_from_this()](fanout& f) { self->on_decided(f); }));
+    // A grant that lands after this attempt was abandoned must be released
+    // again: the first release may have run before it on that master.
+    round->on_late_yes([self = shared_from_this(), token = token_](std::uint32_t) {
+      if (self->token_ != token || self->abandoned_) release_everywhere(self->client_, self->key_, token);
+    });
+    abandoned_ = false;
     round->start();
   }
 
   void on_decided(fanout& f) {
     error_code why;
     if (f.succeeded()) {
-      auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(f.decided_at() - f.started_at());
-      auto left = validity_left(options_.ttl, elapsed, client_->options.drift_factor);
-      if (left > std::chrono::microseconds(options_.min_validity) && left > std::chrono::microseconds(0)) {
-        if (!cancelled_) return complete({}, make_lock(f));
-      } else {
-        why = errc::validity_expired;
+      if (has_validity_left(f.started_at(), f.decided_at())) {
+        if (cancelled_) return abandon_attempt({});
+        if (!options_.fenced) return complete({}, make_lock(f, f.started_at(), std::nullopt));
+        return start_raise(f);
       }
+      why = errc::validity_expired;
     } else {
       why = f.failure();
       if (!why) why = errc::not_acquired;
     }
-    // Failed (or cancelled) attempt: release on every master now, including
-    // the ones that did not answer (their SET may still apply; FIFO order on
-    // the connection puts our release after it).
+    abandon_attempt(why);
+  }
+
+  bool has_validity_left(steady_time started, steady_time decided) const {
+    auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(decided - started);
+    auto left = validity_left(options_.ttl, elapsed, client_->options.drift_factor);
+    return left > std::chrono::microseconds(options_.min_validity) && left > std::chrono::microseconds(0);
+  }
+
+  // Failed (or cancelled) attempt: release on every master now, including the
+  // ones that did not answer (their SET may still apply; FIFO order on the
+  // connection puts our release after it). Then retry or give up.
+  void abandon_attempt(error_code why) {
+    abandoned_ = true;
     release_everywhere(client_, key_, token_);
     if (cancelled_) return complete(asio::error::operation_aborted, {});
     retry_or_fail(why);
   }
 
-  lock make_lock(const fanout& f) {
+  // Fencing (docs/fencing.md): T = max of the counters our quorum returned;
+  // raise the counter to T on a quorum of masters where we still hold the
+  // lock. Any later holder's quorum meets ours on one of those masters, and
+  // its INCR there runs after our hold ended, so its token exceeds T.
+  void start_raise(const fanout& acquired) {
+    auto token_value = acquired.max_value();
+    auto started = acquired.started_at();
+    boost::intrusive_ptr<const fanout> acquired_ref(&acquired);
+    std::vector<std::string> keys{key_, client_impl::fence_key(key_)};
+    std::vector<std::string> args{token_, std::to_string(token_value)};
+    auto round = boost::intrusive_ptr<fanout>(new fanout(
+        client_, scripts::fence_raise, std::move(keys), std::move(args), classify_one_zero,
+        [self = shared_from_this(), acquired_ref, started, token_value](fanout& raise) {
+          self->on_raised(*acquired_ref, raise, started, static_cast<std::uint64_t>(token_value));
+        }));
+    round->start();
+  }
+
+  void on_raised(const fanout& acquired, const fanout& raise, steady_time started, std::uint64_t token_value) {
+    error_code why;
+    if (raise.succeeded()) {
+      // The token is only as good as the time left: the whole acquisition,
+      // raise round included, must fit in the validity window.
+      if (has_validity_left(started, raise.decided_at())) {
+        if (cancelled_) return abandon_attempt({});
+        return complete({}, make_lock(acquired, started, token_value));
+      }
+      why = errc::validity_expired;
+    } else {
+      why = raise.failure();
+      if (!why) why = errc::not_acquired;
+    }
+    abandon_attempt(why);
+  }
+
+  // `fence` is the T that was raised: never recompute it from the acquisition
+  // round, whose late replies may carry larger counters nobody raised.
+  lock make_lock(const fanout& f, steady_time started, std::optional<std::uint64_t> fence) {
     auto s = std::make_shared<lock_state>();
     s->name = name_;
     s->key = key_;
@@ -119,8 +172,8 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     s->clock = client_->options.clock;
     s->owner = client_.get();
     auto drift = drift_allowance(options_.ttl, client_->options.drift_factor);
-    s->set_valid_until(f.started_at() + options_.ttl - drift);
-    if (options_.fenced) s->fence = static_cast<std::uint64_t>(f.max_value());
+    s->set_valid_until(started + options_.ttl - drift);
+    s->fence = fence;
     s->nodes.reserve(f.outcomes().size());
     for (std::size_t i = 0; i < f.outcomes().size(); ++i) {
       auto& o = f.outcomes()[i];
@@ -174,6 +227,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   std::chrono::steady_clock::time_point wait_deadline_;
   std::optional<asio::steady_timer> timer_;
   bool waiting_ = false;
+  bool abandoned_ = false;  // the current attempt failed and was released
   bool cancelled_ = false;
   bool done_ = false;
 };

@@ -10,15 +10,18 @@ using steady = std::chrono::steady_clock;
 
 fanout::fanout(std::shared_ptr<client_impl> client, const script& s, std::vector<std::string> keys,
                std::vector<std::string> args, classify_fn classify, decided_fn on_decided)
-    : client_(std::move(client)),
+    : client_(client),
+      clock_(client->options.clock),
       script_(s),
       keys_(std::move(keys)),
       args_(std::move(args)),
       classify_(classify),
       on_decided_(std::move(on_decided)),
-      outcomes_(client_->nodes.size()),
-      fell_back_(client_->nodes.size(), false),
-      quorum_(client_->quorum) {}
+      outcomes_(client->nodes.size()),
+      fell_back_(client->nodes.size(), false),
+      quorum_(client->quorum) {}
+
+steady_time fanout::now() const { return clock_ ? clock_->now() : std::chrono::steady_clock::now(); }
 
 void fanout::encode(std::string& out, bool with_body) const {
   std::vector<std::string_view> argv;
@@ -33,14 +36,15 @@ void fanout::encode(std::string& out, bool with_body) const {
 }
 
 void fanout::start() {
-  started_at_ = client_->now();
+  auto client = client_.lock();
+  started_at_ = now();
   sent_real_ = steady::now();
-  deadline_ = sent_real_ + client_->options.node_timeout;
+  deadline_ = sent_real_ + client->options.node_timeout;
   // One encoding, written to every master.
   std::string command;
   encode(command, false);
   sink_ptr self(this);
-  for (std::uint32_t i = 0; i < outcomes_.size(); ++i) client_->nodes[i]->send(command, deadline_, self, i);
+  for (std::uint32_t i = 0; i < outcomes_.size(); ++i) client->nodes[i]->send(command, deadline_, self, i);
 }
 
 void fanout::on_reply(std::uint32_t node, const boost::system::error_code& ec, const redisReply* reply) {
@@ -49,10 +53,12 @@ void fanout::on_reply(std::uint32_t node, const boost::system::error_code& ec, c
     // The master lost its script cache (SCRIPT FLUSH, restart): send the body
     // once, within the same deadline.
     fell_back_[node] = true;
-    std::string command;
-    encode(command, true);
-    client_->nodes[node]->send(command, deadline_, sink_ptr(this), node);
-    return;
+    if (auto client = client_.lock()) {
+      std::string command;
+      encode(command, true);
+      client->nodes[node]->send(command, deadline_, sink_ptr(this), node);
+      return;
+    }
   }
   o.latency = std::chrono::duration_cast<std::chrono::microseconds>(steady::now() - sent_real_);
   verdict v = verdict::failed;
@@ -66,6 +72,7 @@ void fanout::on_reply(std::uint32_t node, const boost::system::error_code& ec, c
     o.state = v == verdict::yes ? node_state::locked : v == verdict::no ? node_state::refused : node_state::failed;
   }
   (v == verdict::yes ? yes_ : v == verdict::no ? no_ : failed_) += 1;
+  if (decided_ && v == verdict::yes && on_late_yes_) return on_late_yes_(node);
   maybe_decide();
 }
 
@@ -75,7 +82,7 @@ void fanout::maybe_decide() {
   bool done = yes_ >= quorum_ || no_ + failed_ > n - quorum_ || yes_ + no_ + failed_ == n;
   if (!done) return;
   decided_ = true;
-  decided_at_ = client_->now();
+  decided_at_ = now();
   auto callback = std::move(on_decided_);
   callback(*this);
 }

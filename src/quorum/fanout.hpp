@@ -41,6 +41,10 @@ class fanout final : public reply_sink {
   /// Sends to every master (call on the strand).
   void start();
 
+  /// Called for each "yes" that arrives after the decision (a late grant, for
+  /// example from a NOSCRIPT fallback that ran after a release was queued).
+  void on_late_yes(std::function<void(std::uint32_t node)> f) { on_late_yes_ = std::move(f); }
+
   bool succeeded() const noexcept { return yes_ >= quorum_; }
   std::size_t yes_count() const noexcept { return yes_; }
   /// Client-clock times: start of the round and moment of the decision.
@@ -58,13 +62,19 @@ class fanout final : public reply_sink {
  private:
   void encode(std::string& out, bool with_body) const;
   void maybe_decide();
+  steady_time now() const;
 
-  std::shared_ptr<client_impl> client_;
+  // Weak: the connections' queues hold fanouts, and the client holds the
+  // connections; a strong link back would leak all three when the io_context
+  // is destroyed without running again.
+  std::weak_ptr<client_impl> client_;
+  std::shared_ptr<const clock_source> clock_;
   const script& script_;
   std::vector<std::string> keys_;
   std::vector<std::string> args_;
   classify_fn classify_;
   decided_fn on_decided_;
+  std::function<void(std::uint32_t)> on_late_yes_;
   std::vector<node_outcome> outcomes_;
   std::vector<bool> fell_back_;  // EVAL already tried after NOSCRIPT
   std::size_t quorum_;

@@ -3,6 +3,7 @@
 // coordinator falls back to EVAL once on NOSCRIPT.
 #pragma once
 
+#include <span>
 #include <string_view>
 
 namespace redlock::detail {
@@ -17,6 +18,10 @@ namespace scripts {
 extern const script mutex_acquire;
 extern const script mutex_release;
 extern const script mutex_extend;
+extern const script fence_raise;
+extern const script fenced_write;
+/// Every script, in file-name order (loaded on each new connection).
+extern const std::span<const script* const> all;
 }  // namespace scripts
 
 }  // namespace redlock::detail

@@ -1,0 +1,61 @@
+// Storage side of fencing, for a Redis-backed store: a write is applied only
+// if its token is >= the highest token already seen for that resource,
+// atomically (lua/fenced_write.lua). A paused ex-holder's late write gets
+// errc::stale_token and changes nothing. For SQL and object stores see
+// docs/fencing.md.
+#pragma once
+
+#include <redlock/error.hpp>
+#include <redlock/options.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace redlock {
+
+namespace detail {
+class store_impl;
+}
+
+class fenced_store {
+ public:
+  using done_signature = void(boost::system::error_code);
+
+  /// `uri`: redis://[user:password@]host:port[/db] of the storage server.
+  /// Throws redlock::error on a bad URI or timeout.
+  fenced_store(boost::asio::any_io_executor executor, const std::string& uri,
+               milliseconds timeout = milliseconds(1000));
+  ~fenced_store();
+  fenced_store(const fenced_store&) = delete;
+  fenced_store& operator=(const fenced_store&) = delete;
+
+  /// Sets `key` to `value` if `token` >= the highest token seen for
+  /// `resource` (kept at key "{resource}:fence:seen"), and records `token`.
+  template <typename Token>
+  auto async_write(std::string resource, std::uint64_t token, std::string key, std::string value, Token&& t) {
+    return boost::asio::async_initiate<Token, done_signature>(
+        [this](auto handler, std::string r, std::uint64_t tok, std::string k, std::string v) {
+          start_write(std::move(r), tok, std::move(k), std::move(v), std::move(handler));
+        },
+        t, std::move(resource), token, std::move(key), std::move(value));
+  }
+
+  /// Blocking form, for callers that are not on the executor's thread (for
+  /// example with redlock::client's executor). Throws redlock::error.
+  void write(const std::string& resource, std::uint64_t token, const std::string& key, const std::string& value);
+
+  /// Key holding the highest token seen for `resource`.
+  static std::string seen_key(const std::string& resource) { return "{" + resource + "}:fence:seen"; }
+
+ private:
+  void start_write(std::string resource, std::uint64_t token, std::string key, std::string value,
+                   boost::asio::any_completion_handler<done_signature> handler);
+  std::shared_ptr<detail::store_impl> impl_;
+};
+
+}  // namespace redlock

@@ -1,0 +1,102 @@
+#include <redlock/fenced_store.hpp>
+
+#include "client/options_check.hpp"
+#include "connection/connection.hpp"
+#include "scripts/script.hpp"
+
+#include <boost/asio/append.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+
+#include <future>
+
+namespace redlock {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+namespace detail {
+
+// One connection to the storage server on its own strand.
+class store_impl {
+ public:
+  store_impl(asio::any_io_executor ex, node_address address, client_options options)
+      : executor(ex), strand(asio::make_strand(ex)), options(std::move(options)) {
+    conn = std::make_shared<connection>(strand, std::move(address), this->options, nullptr);
+  }
+  asio::any_io_executor executor;
+  strand_type strand;
+  client_options options;
+  std::shared_ptr<connection> conn;
+};
+
+namespace {
+
+// Sends EVALSHA, falls back once to EVAL on NOSCRIPT, completes the handler.
+class write_call final : public reply_sink {
+ public:
+  write_call(std::shared_ptr<store_impl> store, std::vector<std::string> argv_tail,
+             asio::any_completion_handler<fenced_store::done_signature> handler)
+      : store_(std::move(store)), tail_(std::move(argv_tail)), handler_(std::move(handler)) {}
+
+  void send(bool with_body) {
+    std::vector<std::string_view> argv{with_body ? "EVAL" : "EVALSHA",
+                                       with_body ? scripts::fenced_write.body : scripts::fenced_write.sha1, "2"};
+    argv.insert(argv.end(), tail_.begin(), tail_.end());
+    std::string cmd;
+    append_command(cmd, argv.data(), argv.size());
+    store_->conn->send(cmd, std::chrono::steady_clock::now() + store_->options.node_timeout, sink_ptr(this), 0);
+  }
+
+  void on_reply(std::uint32_t, const error_code& ec, const redisReply* reply) override {
+    if (reply && is_noscript(*reply) && !fell_back_) {
+      fell_back_ = true;
+      return send(true);
+    }
+    error_code result = ec;
+    if (!ec && reply->type == REDIS_REPLY_ERROR) result = classify_error_reply(reply_text(*reply));
+    asio::dispatch(store_->executor, asio::append(std::move(handler_), result));
+  }
+
+ private:
+  std::shared_ptr<store_impl> store_;
+  std::vector<std::string> tail_;
+  asio::any_completion_handler<fenced_store::done_signature> handler_;
+  bool fell_back_ = false;
+};
+
+}  // namespace
+}  // namespace detail
+
+fenced_store::fenced_store(asio::any_io_executor executor, const std::string& uri, milliseconds timeout) {
+  client_options o;
+  o.nodes = {uri};
+  o.node_timeout = timeout;
+  o.stall_timeout = std::max(o.stall_timeout, timeout * 2);
+  std::vector<detail::node_address> addresses;
+  if (auto bad = detail::check_client_options(o, addresses)) throw error(bad.code, bad.message);
+  impl_ = std::make_shared<detail::store_impl>(executor, std::move(addresses.front()), std::move(o));
+}
+
+fenced_store::~fenced_store() {
+  asio::dispatch(impl_->strand, [impl = impl_] { impl->conn->shutdown(); });
+}
+
+void fenced_store::start_write(std::string resource, std::uint64_t token, std::string key, std::string value,
+                               asio::any_completion_handler<done_signature> handler) {
+  std::vector<std::string> tail{seen_key(resource), std::move(key), std::to_string(token), std::move(value)};
+  asio::dispatch(impl_->strand, [impl = impl_, tail = std::move(tail), h = std::move(handler)]() mutable {
+    boost::intrusive_ptr<detail::write_call> call(new detail::write_call(impl, std::move(tail), std::move(h)));
+    call->send(false);
+  });
+}
+
+void fenced_store::write(const std::string& resource, std::uint64_t token, const std::string& key,
+                         const std::string& value) {
+  std::promise<error_code> result;
+  auto f = result.get_future();
+  async_write(resource, token, key, value, [&result](error_code ec) { result.set_value(ec); });
+  if (auto ec = f.get()) throw error(ec, "fenced write of '" + key + "' with token " + std::to_string(token));
+}
+
+}  // namespace redlock
