@@ -2,6 +2,9 @@
 #pragma once
 
 #include <redlock/clock.hpp>
+#include <redlock/options.hpp>
+
+#include <boost/asio/cancellation_signal.hpp>
 
 #include <boost/system/error_code.hpp>
 
@@ -54,6 +57,15 @@ class lock {
 
   /// The fencing token, for locks acquired with acquire_options::fenced.
   std::optional<std::uint64_t> fence() const;
+
+  /// For renewed locks: true once renewal could no longer keep the lease.
+  bool lost() const;
+  lost_reason why_lost() const;
+  /// A cancellation slot signalled (terminal) when a renewed lock is lost:
+  /// bind the critical section's operations to it with
+  /// asio::bind_cancellation_slot. One handler at a time; signalled on the
+  /// client's strand.
+  boost::asio::cancellation_slot lost_slot() const;
 
   /// Each master's answer to the acquisition round, in node order.
   const std::vector<node_result>& nodes() const;

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,6 +45,14 @@ struct client_options {
   std::shared_ptr<const clock_source> clock;
 };
 
+/// Why a renewed lock was lost (see acquire_options::renew).
+enum class lost_reason : int {
+  none = 0,
+  expired,      ///< validity ran out before a renewal reached a quorum
+  taken_over,   ///< our token is gone from a quorum while validity remained (deleted, flushed, overwritten)
+  quorum_lost,  ///< renewals kept failing (masters unreachable) until validity ended
+};
+
 struct acquire_options {
   /// Lease time on each master.
   milliseconds ttl{10000};
@@ -58,6 +67,14 @@ struct acquire_options {
   milliseconds min_validity{0};
   /// Also obtain a fencing token (one more round trip; see docs/fencing.md).
   bool fenced = false;
+  /// Keep the lease alive: extend to `ttl` through the quorum every
+  /// ttl * renew_fraction while a handle to the lock exists and until it is
+  /// released. When renewal cannot keep it, the lock is marked lost
+  /// (lock::lost()), its lost_slot() is signalled, and `on_lost` runs.
+  bool renew = false;
+  double renew_fraction = 1.0 / 3.0;
+  /// Runs on the client's executor when a renewed lock is lost.
+  std::function<void(lost_reason)> on_lost;
 };
 
 }  // namespace redlock

@@ -22,6 +22,12 @@ std::chrono::milliseconds lock::remaining_validity() const {
   return std::chrono::duration_cast<std::chrono::milliseconds>(s.get_valid_until() - s.now());
 }
 std::optional<std::uint64_t> lock::fence() const { return checked(state_).fence; }
+bool lock::lost() const { return checked(state_).lost.load() != 0; }
+lost_reason lock::why_lost() const { return static_cast<lost_reason>(checked(state_).lost.load()); }
+boost::asio::cancellation_slot lock::lost_slot() const {
+  if (!state_) throw error(errc::empty_lock, "operation on an empty lock handle");
+  return state_->lost_signal.slot();
+}
 const std::vector<node_result>& lock::nodes() const { return checked(state_).nodes; }
 
 }  // namespace redlock

@@ -4,13 +4,18 @@
 #include <redlock/clock.hpp>
 #include <redlock/lock.hpp>
 
+#include <boost/asio/cancellation_signal.hpp>
+
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace redlock::detail {
+
+class watchdog;
 
 struct lock_state {
   std::string name;
@@ -23,6 +28,13 @@ struct lock_state {
   std::vector<node_result> nodes;
   std::shared_ptr<const clock_source> clock;  // null: steady clock
   const void* owner = nullptr;                 // the client_impl that acquired it
+
+  // Lease renewal (strand only, except `lost`, read by the owner).
+  std::atomic<int> lost{0};  // lost_reason
+  boost::asio::cancellation_signal lost_signal;
+  std::function<void(lost_reason)> on_lost;
+  std::shared_ptr<watchdog> dog;
+  bool released = false;
 
   steady_time now() const { return clock ? clock->now() : std::chrono::steady_clock::now(); }
   void set_valid_until(steady_time t) { valid_until.store(t.time_since_epoch().count(), std::memory_order_release); }

@@ -49,6 +49,10 @@ check_result check_acquire(std::string_view name, const acquire_options& o, mill
     return fail(errc::bad_option, "retry delay and jitter must be >= 0");
   if (o.min_validity < milliseconds(0) || o.min_validity >= o.ttl)
     return fail(errc::bad_option, "min_validity must be >= 0 and smaller than the TTL");
+  if (o.renew && !(o.renew_fraction > 0.0 && o.renew_fraction < 1.0))
+    return fail(errc::bad_option, "renew_fraction must be in (0, 1) (got " + std::to_string(o.renew_fraction) + ")");
+  if (o.renew && o.ttl * o.renew_fraction <= node_timeout)
+    return fail(errc::bad_option, "ttl * renew_fraction must exceed the node timeout, or renewals cannot finish in time");
   return {};
 }
 

@@ -1,6 +1,7 @@
 #include "mutex.hpp"
 
 #include "client/lock_state.hpp"
+#include "lease/watchdog.hpp"
 #include "quorum/fanout.hpp"
 #include "quorum/validity.hpp"
 
@@ -174,6 +175,11 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     auto drift = drift_allowance(options_.ttl, client_->options.drift_factor);
     s->set_valid_until(started + options_.ttl - drift);
     s->fence = fence;
+    if (options_.renew) {
+      s->on_lost = options_.on_lost;
+      s->dog = std::make_shared<watchdog>(client_, s, options_.renew_fraction);
+      s->dog->start();
+    }
     s->nodes.reserve(f.outcomes().size());
     for (std::size_t i = 0; i < f.outcomes().size(); ++i) {
       auto& o = f.outcomes()[i];
@@ -247,6 +253,8 @@ void start_mutex_acquire(std::shared_ptr<client_impl> client, std::string name, 
 
 void start_mutex_release(std::shared_ptr<client_impl> client, std::shared_ptr<lock_state> state,
                          done_handler handler) {
+  state->released = true;
+  if (state->dog) state->dog->stop();
   auto key = state->key;
   auto token = state->token;
   // std::function needs a copyable callable: the handler is move-only.
@@ -266,12 +274,9 @@ void start_mutex_release(std::shared_ptr<client_impl> client, std::shared_ptr<lo
   round->start();
 }
 
-void start_mutex_extend(std::shared_ptr<client_impl> client, std::shared_ptr<lock_state> state, milliseconds ttl,
-                        done_handler handler) {
-  auto key = state->key;
-  auto token = state->token;
-  auto h = std::make_shared<done_handler>(std::move(handler));
-  auto on_decided = [client, state, ttl, h](fanout& f) {
+void run_extend(const std::shared_ptr<client_impl>& client, const std::shared_ptr<lock_state>& state, milliseconds ttl,
+                std::function<void(error_code)> done) {
+  auto on_decided = [client, state, ttl, done = std::move(done)](fanout& f) {
     error_code ec;
     if (f.succeeded()) {
       auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(f.decided_at() - f.started_at());
@@ -284,12 +289,18 @@ void start_mutex_extend(std::shared_ptr<client_impl> client, std::shared_ptr<loc
       ec = f.failure();
       if (!ec) ec = errc::not_held;
     }
-    complete_on_handler_executor(client, std::move(*h), ec);
+    done(ec);
   };
-  boost::intrusive_ptr<fanout> round(new fanout(client, scripts::mutex_extend, {key},
-                                                {token, std::to_string(ttl.count())}, classify_one_zero,
+  boost::intrusive_ptr<fanout> round(new fanout(client, scripts::mutex_extend, {state->key},
+                                                {state->token, std::to_string(ttl.count())}, classify_one_zero,
                                                 std::move(on_decided)));
   round->start();
+}
+
+void start_mutex_extend(std::shared_ptr<client_impl> client, std::shared_ptr<lock_state> state, milliseconds ttl,
+                        done_handler handler) {
+  auto h = std::make_shared<done_handler>(std::move(handler));
+  run_extend(client, state, ttl, [client, h](error_code ec) { complete_on_handler_executor(client, std::move(*h), ec); });
 }
 
 }  // namespace redlock::detail

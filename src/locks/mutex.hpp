@@ -19,6 +19,11 @@ void start_mutex_release(std::shared_ptr<client_impl> client, std::shared_ptr<lo
 void start_mutex_extend(std::shared_ptr<client_impl> client, std::shared_ptr<lock_state> state,
                         milliseconds ttl, done_handler handler);
 
+/// Extends `state` to `ttl` through the quorum and moves its validity window;
+/// `done` gets errc::not_held when the token is gone from a quorum.
+void run_extend(const std::shared_ptr<client_impl>& client, const std::shared_ptr<lock_state>& state, milliseconds ttl,
+                std::function<void(boost::system::error_code)> done);
+
 /// Sends the release to every master and forgets about it (used after a failed
 /// attempt: partial holds must not block contenders until their TTL ends).
 void release_everywhere(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& token);

@@ -1,0 +1,68 @@
+#include "watchdog.hpp"
+
+#include "locks/mutex.hpp"
+
+#include <redlock/error.hpp>
+
+#include <boost/asio/post.hpp>
+
+namespace redlock::detail {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+watchdog::watchdog(const std::shared_ptr<client_impl>& client, const std::shared_ptr<lock_state>& state,
+                   double fraction)
+    : client_(client),
+      state_(state),
+      user_executor_(client->executor),
+      timer_(client->strand),
+      interval_(std::max(std::chrono::milliseconds(1),
+                         std::chrono::duration_cast<std::chrono::milliseconds>(state->ttl * fraction))) {}
+
+void watchdog::start() { schedule(interval_); }
+
+void watchdog::stop() {
+  stopped_ = true;
+  timer_.cancel();
+}
+
+void watchdog::schedule(std::chrono::steady_clock::duration delay) {
+  timer_.expires_after(delay);
+  timer_.async_wait([self = shared_from_this()](error_code ec) {
+    if (!ec && !self->stopped_) self->renew();
+  });
+}
+
+void watchdog::renew() {
+  auto client = client_.lock();
+  auto state = state_.lock();
+  if (!client || !state || state->released || client->stopped) return;
+  // The extend script compares our token on each master: it can never renew
+  // a lock someone else holds now.
+  run_extend(client, state, state->ttl, [self = shared_from_this()](error_code ec) { self->on_renewed(ec); });
+}
+
+void watchdog::on_renewed(error_code ec) {
+  auto state = state_.lock();
+  if (stopped_ || !state || state->released) return;
+  if (!ec) return schedule(interval_);
+  auto remaining = state->get_valid_until() - state->now();
+  if (ec == errc::not_held)
+    return declare_lost(remaining > std::chrono::steady_clock::duration::zero() ? lost_reason::taken_over
+                                                                                 : lost_reason::expired);
+  // Masters slow or unreachable: try again while validity remains.
+  if (remaining <= std::chrono::steady_clock::duration::zero()) return declare_lost(lost_reason::quorum_lost);
+  schedule(std::min<std::chrono::steady_clock::duration>(interval_ / 4 + std::chrono::milliseconds(1), remaining / 2));
+}
+
+void watchdog::declare_lost(lost_reason why) {
+  auto state = state_.lock();
+  if (!state || stopped_) return;
+  stopped_ = true;
+  state->lost.store(static_cast<int>(why));
+  state->lost_signal.emit(asio::cancellation_type::terminal);
+  if (state->on_lost) asio::post(user_executor_, [f = state->on_lost, why] { f(why); });
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,35 @@
+// Lease renewal: extends a held lock through the quorum every
+// ttl * renew_fraction, and when it cannot keep the lease marks the lock lost,
+// signals its lost_slot() and runs on_lost. Lives on the client's strand.
+#pragma once
+
+#include "client/client_impl.hpp"
+#include "client/lock_state.hpp"
+
+#include <boost/asio/steady_timer.hpp>
+
+namespace redlock::detail {
+
+class watchdog : public std::enable_shared_from_this<watchdog> {
+ public:
+  watchdog(const std::shared_ptr<client_impl>& client, const std::shared_ptr<lock_state>& state, double fraction);
+  void start();
+  /// Called on release: no renewal is sent afterwards.
+  void stop();
+
+ private:
+  void schedule(std::chrono::steady_clock::duration delay);
+  void renew();
+  void on_renewed(boost::system::error_code ec);
+  void declare_lost(lost_reason why);
+
+  // Weak: a lock whose every handle was dropped stops being renewed and expires.
+  std::weak_ptr<client_impl> client_;
+  std::weak_ptr<lock_state> state_;
+  boost::asio::any_io_executor user_executor_;
+  boost::asio::steady_timer timer_;
+  std::chrono::milliseconds interval_;
+  bool stopped_ = false;
+};
+
+}  // namespace redlock::detail

@@ -1,0 +1,139 @@
+#define BOOST_TEST_MODULE integration_lease
+#include <boost/test/unit_test.hpp>
+
+#include "masters.hpp"
+
+#include <redlock/redlock.hpp>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <atomic>
+#include <cstring>
+#include <future>
+#include <thread>
+
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+using redlock::lost_reason;
+using redlock::testing::masters;
+using steady = std::chrono::steady_clock;
+
+namespace {
+
+long script_calls(redlock::testing::redis_process& s) {
+  auto info = s.command({"INFO", "commandstats"});
+  long total = 0;
+  for (const char* cmd : {"cmdstat_evalsha:calls=", "cmdstat_eval:calls="}) {
+    auto at = info.find(cmd);
+    if (at != std::string::npos) total += std::stol(info.substr(at + std::strlen(cmd)));
+  }
+  return total;
+}
+
+redlock::acquire_options renewed(std::chrono::milliseconds ttl, std::function<void(lost_reason)> on_lost = {}) {
+  redlock::acquire_options o;
+  o.ttl = ttl;
+  o.renew = true;
+  o.on_lost = std::move(on_lost);
+  return o;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(lease_renewal_keeps_a_1s_lock_alive_for_3s_and_stops_at_release) {
+  masters m(3);
+  redlock::client c(m.options(50ms));
+  std::atomic<bool> lost{false};
+  auto l = c.acquire("lease", renewed(1000ms, [&](lost_reason) { lost = true; }));
+  std::this_thread::sleep_for(3000ms);  // three TTLs
+  BOOST_TEST(!l.lost());
+  BOOST_TEST(!lost);
+  BOOST_TEST(l.remaining_validity() > 300ms);
+  BOOST_TEST(m.holding("lease") == 3u);
+  for (std::size_t i = 0; i < 3; ++i) BOOST_TEST(m[i].command({"GET", "lease"}) == l.token());
+
+  c.release(l);
+  BOOST_TEST(m.holding("lease") == 0u);
+  // The watchdog sends nothing after the release.
+  std::vector<long> before;
+  for (std::size_t i = 0; i < 3; ++i) before.push_back(script_calls(m[i]));
+  std::this_thread::sleep_for(1200ms);
+  for (std::size_t i = 0; i < 3; ++i) BOOST_TEST(script_calls(m[i]) == before[i]);
+  BOOST_TEST(!lost);
+}
+
+BOOST_AUTO_TEST_CASE(lease_lost_when_the_masters_stop_answering) {
+  masters m(3);
+  redlock::client c(m.options(50ms));
+  std::promise<lost_reason> told;
+  auto l = c.acquire("lease-lost", renewed(600ms, [&](lost_reason why) { told.set_value(why); }));
+  for (std::size_t i = 0; i < 3; ++i) m[i].pause();
+  auto fut = told.get_future();
+  BOOST_REQUIRE((fut.wait_for(5s) == std::future_status::ready));
+  BOOST_TEST((fut.get() == lost_reason::quorum_lost));
+  BOOST_TEST(l.lost());
+  BOOST_TEST((l.why_lost() == lost_reason::quorum_lost));
+  // Told no earlier than the validity allowed.
+  BOOST_TEST(l.remaining_validity() <= 0ms);
+  for (std::size_t i = 0; i < 3; ++i) m[i].resume();
+}
+
+BOOST_AUTO_TEST_CASE(lease_lost_when_the_key_is_taken_over) {
+  masters m(3);
+  redlock::client c(m.options(50ms));
+  std::promise<lost_reason> told;
+  auto l = c.acquire("lease-taken", renewed(900ms, [&](lost_reason why) { told.set_value(why); }));
+  m.on_all({"SET", "lease-taken", "intruder"});  // e.g. an operator or a FLUSHALL and a new holder
+  auto fut = told.get_future();
+  BOOST_REQUIRE((fut.wait_for(3s) == std::future_status::ready));
+  BOOST_TEST((fut.get() == lost_reason::taken_over));
+  for (std::size_t i = 0; i < 3; ++i) BOOST_TEST(m[i].command({"GET", "lease-taken"}) == "intruder");
+}
+
+BOOST_AUTO_TEST_CASE(lease_lost_slot_cancels_the_critical_section) {
+  masters m(3);
+  asio::io_context io;
+  redlock::async_client c(io.get_executor(), m.options(50ms));
+  redlock::lock held;
+  c.async_acquire("lease-slot", renewed(600ms), [&](boost::system::error_code ec, redlock::lock l) {
+    BOOST_REQUIRE(!ec);
+    held = l;
+  });
+  while (!held) io.run_one();
+  // The "critical section": a long wait bound to the lock's lost slot.
+  asio::steady_timer work(io, 30s);
+  boost::system::error_code work_result;
+  bool work_done = false;
+  work.async_wait(asio::bind_cancellation_slot(held.lost_slot(), [&](boost::system::error_code ec) {
+    work_result = ec;
+    work_done = true;
+  }));
+  for (std::size_t i = 0; i < 3; ++i) m[i].pause();
+  auto limit = steady::now() + 5s;
+  while (!work_done && steady::now() < limit) io.run_one_for(100ms);
+  BOOST_TEST(work_done);
+  BOOST_TEST(work_result == asio::error::operation_aborted);
+  BOOST_TEST(held.lost());
+  for (std::size_t i = 0; i < 3; ++i) m[i].resume();
+}
+
+BOOST_AUTO_TEST_CASE(lease_dropping_every_handle_stops_renewal) {
+  masters m(3);
+  redlock::client c(m.options(50ms));
+  { auto l = c.acquire("lease-dropped", renewed(600ms)); }  // no release: let it expire
+  std::this_thread::sleep_for(1200ms);
+  BOOST_TEST(m.holding("lease-dropped") == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(lease_options_are_checked) {
+  masters m(1);
+  redlock::client c(m.options(50ms));
+  auto o = renewed(1000ms);
+  o.renew_fraction = 1.5;
+  BOOST_CHECK_THROW(c.acquire("x", o), redlock::error);
+  o.renew_fraction = 0.01;  // 10 ms between renewals < the 50 ms node timeout
+  BOOST_CHECK_THROW(c.acquire("x", o), redlock::error);
+  BOOST_TEST(m[0].command({"DBSIZE"}) == "0");
+}
