@@ -11,7 +11,9 @@
 #include <boost/asio/async_result.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace redlock {
 
@@ -19,11 +21,22 @@ namespace detail {
 class client_impl;
 }
 
+/// One master's view of a lock (async_client::async_status).
+struct node_status {
+  std::string node;                 ///< URI without the password
+  boost::system::error_code error;  ///< set when the master did not answer
+  std::string type;                 ///< "none", "string" (a lock), or another type (someone's data)
+  std::string holder;               ///< the holder's token for a string key
+  std::chrono::milliseconds pttl{-2};  ///< as PTTL: -2 no key, -1 no expiry
+  std::optional<std::uint64_t> fence;  ///< the fence counter, if any
+};
+
 class async_client {
  public:
   using executor_type = boost::asio::any_io_executor;
   using acquire_signature = void(boost::system::error_code, lock);
   using done_signature = void(boost::system::error_code);
+  using status_signature = void(boost::system::error_code, std::vector<node_status>);
 
   /// Validates the options (throws redlock::error naming the bad one) and
   /// prepares one connection per master. Connections are opened lazily; an
@@ -71,7 +84,22 @@ class async_client {
         token, std::move(l), ttl);
   }
 
+  /// Each master's view of `name` (holder, PTTL, fence counter), waiting for
+  /// every master up to the node timeout. Read-only.
+  template <typename Token>
+  auto async_status(std::string name, Token&& token) {
+    return boost::asio::async_initiate<Token, status_signature>(
+        [this](auto handler, std::string n) { start_status(std::move(n), std::move(handler)); }, token,
+        std::move(name));
+  }
+
+  /// A handle for a lock acquired elsewhere (another process, e.g. `redlock
+  /// acquire` in a shell script) from its name and token, so it can be
+  /// extended or released. Its validity is unknown (zero) until extended.
+  lock adopt(const std::string& name, const std::string& token, milliseconds ttl) const;
+
  private:
+  void start_status(std::string name, boost::asio::any_completion_handler<status_signature> handler);
   void start_acquire(std::string name, acquire_options opts,
                      boost::asio::any_completion_handler<acquire_signature> handler);
   void start_release(lock l, boost::asio::any_completion_handler<done_signature> handler);

@@ -55,9 +55,14 @@ std::ostream& operator<<(std::ostream& os, errc e);
 class error : public boost::system::system_error {
  public:
   explicit error(boost::system::error_code ec) : system_error(ec) {}
-  error(boost::system::error_code ec, const std::string& what) : system_error(ec, what) {}
+  /// `what` is the whole message (it should name the problem); empty: the code's message.
+  error(boost::system::error_code ec, const std::string& what) : system_error(ec), what_(what) {}
   explicit error(errc e) : system_error(make_error_code(e)) {}
-  error(errc e, const std::string& what) : system_error(make_error_code(e), what) {}
+  error(errc e, const std::string& what) : system_error(make_error_code(e)), what_(what) {}
+  const char* what() const noexcept override { return what_.empty() ? system_error::what() : what_.c_str(); }
+
+ private:
+  std::string what_;
 };
 
 }  // namespace redlock

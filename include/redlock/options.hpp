@@ -17,7 +17,7 @@ using std::chrono::milliseconds;
 struct client_options {
   /// One URI per independent master: redis://[user:password@]host:port[/db]
   /// or rediss:// for TLS. Quorum is nodes.size() / 2 + 1.
-  std::vector<std::string> nodes;
+  std::vector<std::string> nodes{};
   /// Per-master deadline of each request. Must be much smaller than any TTL.
   milliseconds node_timeout{50};
   /// Bound on the TCP (and TLS) connect plus AUTH/SELECT handshake.
@@ -25,7 +25,7 @@ struct client_options {
   /// Clock drift allowance: validity = TTL - elapsed - (TTL * drift_factor + 2 ms).
   double drift_factor = 0.01;
   /// Prepended to every key and channel the library touches.
-  std::string key_prefix;
+  std::string key_prefix{};
   /// Reconnect backoff after a failed connect: doubles from min up to max.
   milliseconds reconnect_min{20};
   milliseconds reconnect_max{2000};
@@ -40,9 +40,9 @@ struct client_options {
   /// rediss:// only: verify the server certificate (against ca_file, or the
   /// system store when ca_file is empty).
   bool tls_verify = true;
-  std::string tls_ca_file;
+  std::string tls_ca_file{};
   /// nullptr: std::chrono::steady_clock.
-  std::shared_ptr<const clock_source> clock;
+  std::shared_ptr<const clock_source> clock{};
 };
 
 /// Why a renewed lock was lost (see acquire_options::renew).
@@ -74,7 +74,7 @@ struct acquire_options {
   bool renew = false;
   double renew_fraction = 1.0 / 3.0;
   /// Runs on the client's executor when a renewed lock is lost.
-  std::function<void(lost_reason)> on_lost;
+  std::function<void(lost_reason)> on_lost{};
 };
 
 }  // namespace redlock

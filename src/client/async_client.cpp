@@ -46,6 +46,29 @@ void async_client::start_acquire(std::string name, acquire_options opts,
   });
 }
 
+void async_client::start_status(std::string name, asio::any_completion_handler<status_signature> handler) {
+  if (name.empty()) return fail_now(impl_->executor, std::move(handler), make_error_code(errc::empty_name),
+                                    std::vector<node_status>{});
+  asio::dispatch(impl_->strand, [impl = impl_, n = std::move(name), h = std::move(handler)]() mutable {
+    detail::start_status(std::move(impl), std::move(n), std::move(h));
+  });
+}
+
+lock async_client::adopt(const std::string& name, const std::string& token, milliseconds ttl) const {
+  if (name.empty()) throw error(errc::empty_name, "lock name is empty");
+  if (token.empty()) throw error(errc::bad_option, "token is empty");
+  if (auto bad = detail::check_ttl(ttl, impl_->options.node_timeout)) throw error(bad.code, bad.message);
+  auto s = std::make_shared<detail::lock_state>();
+  s->name = name;
+  s->key = impl_->key_for(name);
+  s->token = token;
+  s->ttl = ttl;
+  s->clock = impl_->options.clock;
+  s->owner = impl_.get();
+  s->set_valid_until(steady_time{});
+  return lock(std::move(s));
+}
+
 void async_client::start_release(lock l, asio::any_completion_handler<done_signature> handler) {
   if (!l) return fail_now(impl_->executor, std::move(handler), make_error_code(errc::empty_lock));
   asio::dispatch(impl_->strand, [impl = impl_, s = l.state(), h = std::move(handler)]() mutable {

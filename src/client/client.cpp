@@ -54,7 +54,12 @@ async_client& client::async() noexcept { return *async_; }
 
 namespace {
 
+// Validation messages are complete sentences; operation failures get the
+// operation as context: "acquire 'jobs': lock not acquired: ...".
 [[noreturn]] void throw_error(error_code ec, const std::string& what) { throw error(ec, what); }
+[[noreturn]] void throw_failed(error_code ec, const std::string& operation) {
+  throw error(ec, operation + ": " + ec.message());
+}
 
 }  // namespace
 
@@ -67,12 +72,12 @@ std::optional<lock> client::try_acquire(const std::string& name, const acquire_o
   auto [ec, l] = f.get();
   if (!ec) return std::move(l);
   if (ec == errc::not_acquired || ec == errc::validity_expired) return std::nullopt;
-  throw_error(ec, "acquire '" + name + "'");
+  throw_failed(ec, "acquire '" + name + "'");
 }
 
 lock client::acquire(const std::string& name, const acquire_options& opts) {
   auto l = try_acquire(name, opts);
-  if (!l) throw error(errc::not_acquired, "acquire '" + name + "'");
+  if (!l) throw_failed(make_error_code(errc::not_acquired), "acquire '" + name + "'");
   return std::move(*l);
 }
 
@@ -81,7 +86,7 @@ void client::release(const lock& l) {
   std::promise<error_code> result;
   auto f = result.get_future();
   async_->async_release(l, [&result](error_code ec) { result.set_value(ec); });
-  if (auto ec = f.get()) throw_error(ec, l ? "release '" + l.name() + "'" : "release");
+  if (auto ec = f.get()) throw_failed(ec, l ? "release '" + l.name() + "'" : "release");
 }
 
 void client::extend(const lock& l, milliseconds ttl) {
@@ -92,7 +97,7 @@ void client::extend(const lock& l, milliseconds ttl) {
   std::promise<error_code> result;
   auto f = result.get_future();
   async_->async_extend(l, ttl, [&result](error_code ec) { result.set_value(ec); });
-  if (auto ec = f.get()) throw_error(ec, l ? "extend '" + l.name() + "'" : "extend");
+  if (auto ec = f.get()) throw_failed(ec, l ? "extend '" + l.name() + "'" : "extend");
 }
 
 guard client::lock_guard(const std::string& name, const acquire_options& opts) {

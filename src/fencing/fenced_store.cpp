@@ -96,7 +96,8 @@ void fenced_store::write(const std::string& resource, std::uint64_t token, const
   std::promise<error_code> result;
   auto f = result.get_future();
   async_write(resource, token, key, value, [&result](error_code ec) { result.set_value(ec); });
-  if (auto ec = f.get()) throw error(ec, "fenced write of '" + key + "' with token " + std::to_string(token));
+  if (auto ec = f.get())
+    throw error(ec, "fenced write of '" + key + "' with token " + std::to_string(token) + ": " + ec.message());
 }
 
 }  // namespace redlock

@@ -29,20 +29,30 @@ verdict classify_failure(const redisReply& r, error_code& ec) {
   return verdict::failed;
 }
 
-verdict classify_acquire(const redisReply& r, std::int64_t& value, error_code& ec) {
+verdict classify_acquire(const redisReply& r, node_outcome& out) {
   if (r.type == REDIS_REPLY_STATUS) return verdict::yes;
   if (r.type == REDIS_REPLY_INTEGER) {
-    value = r.integer;  // fence counter
+    out.value = r.integer;  // fence counter
     return verdict::yes;
   }
   if (r.type == REDIS_REPLY_NIL) return verdict::no;
-  return classify_failure(r, ec);
+  return classify_failure(r, out.error);
 }
 
 // release and extend: 1 = done, 0 = not ours (expired or taken over)
-verdict classify_one_zero(const redisReply& r, std::int64_t&, error_code& ec) {
+verdict classify_one_zero(const redisReply& r, node_outcome& out) {
   if (r.type == REDIS_REPLY_INTEGER) return r.integer == 1 ? verdict::yes : verdict::no;
-  return classify_failure(r, ec);
+  return classify_failure(r, out.error);
+}
+
+// status: {type, holder, pttl, fence}
+verdict classify_status(const redisReply& r, node_outcome& out) {
+  if (r.type != REDIS_REPLY_ARRAY || r.elements != 4) return classify_failure(r, out.error);
+  for (std::size_t i = 0; i < r.elements; ++i) {
+    auto* e = r.element[i];
+    out.fields.push_back(e->type == REDIS_REPLY_INTEGER ? std::to_string(e->integer) : std::string(e->str, e->len));
+  }
+  return verdict::yes;
 }
 
 template <typename Handler, typename... Args>
@@ -294,6 +304,33 @@ void run_extend(const std::shared_ptr<client_impl>& client, const std::shared_pt
   boost::intrusive_ptr<fanout> round(new fanout(client, scripts::mutex_extend, {state->key},
                                                 {state->token, std::to_string(ttl.count())}, classify_one_zero,
                                                 std::move(on_decided)));
+  round->start();
+}
+
+void start_status(std::shared_ptr<client_impl> client, std::string name,
+                  boost::asio::any_completion_handler<async_client::status_signature> handler) {
+  auto key = client->key_for(name);
+  auto h = std::make_shared<decltype(handler)>(std::move(handler));
+  auto on_decided = [client, h](fanout& f) {
+    std::vector<node_status> out;
+    for (std::size_t i = 0; i < f.outcomes().size(); ++i) {
+      auto& o = f.outcomes()[i];
+      node_status s;
+      s.node = client->nodes[i]->display();
+      s.error = o.state == node_state::pending ? make_error_code(errc::timeout) : o.error;
+      if (o.fields.size() == 4) {
+        s.type = o.fields[0];
+        s.holder = o.fields[1];
+        s.pttl = std::chrono::milliseconds(std::stoll(o.fields[2]));
+        if (!o.fields[3].empty()) s.fence = std::stoull(o.fields[3]);
+      }
+      out.push_back(std::move(s));
+    }
+    complete_on_handler_executor(client, std::move(*h), error_code{}, std::move(out));
+  };
+  boost::intrusive_ptr<fanout> round(new fanout(client, scripts::status, {key, client_impl::fence_key(key)}, {},
+                                                classify_status, std::move(on_decided)));
+  round->wait_for_all();
   round->start();
 }
 

@@ -19,6 +19,9 @@ void start_mutex_release(std::shared_ptr<client_impl> client, std::shared_ptr<lo
 void start_mutex_extend(std::shared_ptr<client_impl> client, std::shared_ptr<lock_state> state,
                         milliseconds ttl, done_handler handler);
 
+void start_status(std::shared_ptr<client_impl> client, std::string name,
+                  boost::asio::any_completion_handler<async_client::status_signature> handler);
+
 /// Extends `state` to `ttl` through the quorum and moves its validity window;
 /// `done` gets errc::not_held when the token is gone from a quorum.
 void run_extend(const std::shared_ptr<client_impl>& client, const std::shared_ptr<lock_state>& state, milliseconds ttl,

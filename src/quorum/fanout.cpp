@@ -68,7 +68,7 @@ void fanout::on_reply(std::uint32_t node, const boost::system::error_code& ec, c
     o.state = (ec == errc::timeout || ec == errc::connection_lost) ? node_state::unknown : node_state::failed;
   } else {
     o.replied = true;
-    v = classify_(*reply, o.value, o.error);
+    v = classify_(*reply, o);
     o.state = v == verdict::yes ? node_state::locked : v == verdict::no ? node_state::refused : node_state::failed;
   }
   (v == verdict::yes ? yes_ : v == verdict::no ? no_ : failed_) += 1;
@@ -79,7 +79,8 @@ void fanout::on_reply(std::uint32_t node, const boost::system::error_code& ec, c
 void fanout::maybe_decide() {
   if (decided_) return;
   std::size_t n = outcomes_.size();
-  bool done = yes_ >= quorum_ || no_ + failed_ > n - quorum_ || yes_ + no_ + failed_ == n;
+  bool all = yes_ + no_ + failed_ == n;
+  bool done = wait_all_ ? all : (yes_ >= quorum_ || no_ + failed_ > n - quorum_ || all);
   if (!done) return;
   decided_ = true;
   decided_at_ = now();

@@ -19,12 +19,14 @@ class client_impl;
 
 enum class verdict : std::uint8_t { yes, no, failed };
 
-/// Interprets one master's reply to a script. `value` carries a number the
-/// operation needs (a fence counter); `ec` names the failure for `failed`.
-using classify_fn = verdict (*)(const redisReply& reply, std::int64_t& value, boost::system::error_code& ec);
+struct node_outcome;
+/// Interprets one master's reply to a script, filling `out.value` (a number
+/// the operation needs, e.g. a fence counter) or `out.error` (for `failed`).
+using classify_fn = verdict (*)(const redisReply& reply, node_outcome& out);
 
 struct node_outcome {
   node_state state = node_state::pending;
+  std::vector<std::string> fields;  // array replies, kept only by classifiers that ask for it
   bool replied = false;  // false: still waiting (pending) or timed out (unknown)
   boost::system::error_code error;
   std::int64_t value = 0;
@@ -40,6 +42,10 @@ class fanout final : public reply_sink {
 
   /// Sends to every master (call on the strand).
   void start();
+
+  /// Decide only when every master answered or timed out (for reads that
+  /// want each master's view, not a quorum).
+  void wait_for_all() { wait_all_ = true; }
 
   /// Called for each "yes" that arrives after the decision (a late grant, for
   /// example from a NOSCRIPT fallback that ran after a release was queued).
@@ -80,6 +86,7 @@ class fanout final : public reply_sink {
   std::size_t quorum_;
   std::size_t yes_ = 0, no_ = 0, failed_ = 0;
   bool decided_ = false;
+  bool wait_all_ = false;
   steady_time started_at_{}, decided_at_{};
   std::chrono::steady_clock::time_point sent_real_{};
   std::chrono::steady_clock::time_point deadline_{};

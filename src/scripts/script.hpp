@@ -20,6 +20,7 @@ extern const script mutex_release;
 extern const script mutex_extend;
 extern const script fence_raise;
 extern const script fenced_write;
+extern const script status;
 /// Every script, in file-name order (loaded on each new connection).
 extern const std::span<const script* const> all;
 }  // namespace scripts

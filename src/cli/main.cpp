@@ -1,0 +1,398 @@
+// `redlock`: the RedLock from the shell.
+//   redlock run     --name N [--ttl 10s] [--wait 0s] [--fenced] -- COMMAND [ARGS...]
+//   redlock acquire --name N [--ttl 10s] [--wait 0s] [--fenced] [--json]
+//   redlock extend  --name N --token T [--ttl 10s] [--json]
+//   redlock release --name N --token T
+//   redlock status  --name N [--json]
+// Masters come from --nodes URI,... or REDLOCK_NODES. Exit status: 0 ok;
+// 64 bad usage or input; 65 the key holds someone else's data; 69 masters
+// unusable (auth, unreachable); 70 lease lost while COMMAND ran; 75 lock not
+// acquired (or no longer held); otherwise COMMAND's own status.
+#include "duration.hpp"
+
+#include <redlock/redlock.hpp>
+
+#include <boost/json.hpp>
+#include <boost/program_options.hpp>
+
+#include <atomic>
+#include <csignal>
+#include <future>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace po = boost::program_options;
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr int ex_usage = 64, ex_dataerr = 65, ex_unavailable = 69, ex_lost = 70, ex_tempfail = 75;
+
+struct usage_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] void usage(const std::string& why) { throw usage_error(why); }
+
+std::chrono::milliseconds duration_arg(const po::variables_map& vm, const char* name, std::chrono::milliseconds dflt) {
+  if (!vm.count(name)) return dflt;
+  auto text = vm[name].as<std::string>();
+  auto d = redlock::cli::parse_duration(text);
+  if (!d) usage("--" + std::string(name) + " '" + text + "' is not a duration (e.g. 500ms, 10s, 2m)");
+  return *d;
+}
+
+std::vector<std::string> split_nodes(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream in(list);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+struct common {
+  redlock::client_options client;
+  std::string name;
+  bool json = false;
+};
+
+void add_common(po::options_description& d) {
+  d.add_options()("nodes", po::value<std::string>(), "comma-separated redis:// URIs (default: $REDLOCK_NODES)")(
+      "name", po::value<std::string>(), "lock name")("node-timeout", po::value<std::string>(),
+                                                     "per-master deadline (default 50ms)")(
+      "prefix", po::value<std::string>(), "key prefix")("json", "machine-readable output")("help,h", "this help");
+}
+
+common read_common(const po::variables_map& vm) {
+  common c;
+  std::string nodes;
+  if (vm.count("nodes"))
+    nodes = vm["nodes"].as<std::string>();
+  else if (const char* env = std::getenv("REDLOCK_NODES"))
+    nodes = env;
+  c.client.nodes = split_nodes(nodes);
+  if (c.client.nodes.empty()) usage("no masters: give --nodes URI,... or set REDLOCK_NODES");
+  c.client.node_timeout = duration_arg(vm, "node-timeout", 50ms);
+  if (vm.count("prefix")) c.client.key_prefix = vm["prefix"].as<std::string>();
+  if (!vm.count("name") || vm["name"].as<std::string>().empty()) usage("--name is required (and must not be empty)");
+  c.name = vm["name"].as<std::string>();
+  c.json = vm.count("json") > 0;
+  return c;
+}
+
+int exit_code_for(const boost::system::error_code& ec) {
+  using redlock::errc;
+  if (ec.category() != redlock::category()) return ex_unavailable;
+  switch (static_cast<errc>(ec.value())) {
+    case errc::not_acquired:
+    case errc::validity_expired:
+    case errc::not_held:
+    case errc::timeout:
+      return ex_tempfail;
+    case errc::wrong_type:
+      return ex_dataerr;
+    case errc::empty_node_list:
+    case errc::bad_uri:
+    case errc::bad_ttl:
+    case errc::node_timeout_too_large:
+    case errc::empty_name:
+    case errc::bad_drift_factor:
+    case errc::bad_option:
+      return ex_usage;
+    default:
+      return ex_unavailable;
+  }
+}
+
+const char* reason_name(redlock::lost_reason r) {
+  switch (r) {
+    case redlock::lost_reason::expired: return "validity expired before a renewal reached a quorum";
+    case redlock::lost_reason::taken_over: return "our token is gone from a quorum of masters";
+    case redlock::lost_reason::quorum_lost: return "masters unreachable until validity ended";
+    default: return "unknown";
+  }
+}
+
+void print_lock(const redlock::lock& l, bool as_json) {
+  if (as_json) {
+    json::object o{{"name", l.name()}, {"token", l.token()}, {"validity_ms", l.remaining_validity().count()}};
+    if (l.fence()) o["fence"] = *l.fence();
+    std::cout << json::serialize(o) << "\n";
+    return;
+  }
+  // eval-able by a shell: eval "$(redlock acquire --name x)"
+  std::cout << "REDLOCK_NAME=" << l.name() << "\nREDLOCK_TOKEN=" << l.token()
+            << "\nREDLOCK_VALIDITY_MS=" << l.remaining_validity().count() << "\n";
+  if (l.fence()) std::cout << "REDLOCK_FENCE=" << *l.fence() << "\n";
+}
+
+po::variables_map parse(const std::vector<std::string>& args, po::options_description& d,
+                        std::vector<std::string>* command = nullptr) {
+  po::variables_map vm;
+  po::positional_options_description pos;
+  if (command) {
+    d.add_options()("command", po::value<std::vector<std::string>>(), "");
+    pos.add("command", -1);
+  }
+  try {
+    po::store(po::command_line_parser(args).options(d).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    usage(e.what());
+  }
+  if (command && vm.count("command")) *command = vm["command"].as<std::vector<std::string>>();
+  return vm;
+}
+
+redlock::acquire_options acquire_args(po::options_description& d) {
+  d.add_options()("ttl", po::value<std::string>(), "lease time (default 10s)")(
+      "wait", po::value<std::string>(), "how long to keep trying (default 0s: one attempt)")(
+      "fenced", "also obtain a fencing token")("kind", po::value<std::string>(), "mutex (reentrant and fair: not yet)");
+  return {};
+}
+
+redlock::acquire_options read_acquire(const po::variables_map& vm) {
+  redlock::acquire_options a;
+  a.ttl = duration_arg(vm, "ttl", 10s);
+  a.wait = duration_arg(vm, "wait", 0s);
+  a.fenced = vm.count("fenced") > 0;
+  if (vm.count("kind") && vm["kind"].as<std::string>() != "mutex")
+    usage("--kind " + vm["kind"].as<std::string>() + " is not available in this version (only mutex)");
+  return a;
+}
+
+// ---- run ------------------------------------------------------------------------
+
+std::atomic<int> forwarded_signal{0};
+extern "C" void on_signal(int sig) { forwarded_signal = sig; }
+
+int cmd_run(const std::vector<std::string>& args) {
+  po::options_description d("redlock run [options] -- COMMAND [ARGS...]");
+  add_common(d);
+  acquire_args(d);
+  d.add_options()("grace", po::value<std::string>(), "after a lost lease: SIGTERM, then SIGKILL after this (default 5s)");
+  std::vector<std::string> command;
+  auto vm = parse(args, d, &command);
+  if (vm.count("help")) {
+    std::cout << d;
+    return 0;
+  }
+  auto c = read_common(vm);
+  auto a = read_acquire(vm);
+  auto grace = duration_arg(vm, "grace", 5s);
+  if (command.empty()) usage("no COMMAND given (redlock run ... -- COMMAND [ARGS...])");
+
+  std::atomic<int> lost{0};
+  a.renew = true;
+  a.on_lost = [&lost](redlock::lost_reason r) { lost = static_cast<int>(r); };
+  redlock::client client(c.client);
+  auto l = client.try_acquire(c.name, a);
+  if (!l) {
+    std::cerr << "redlock: lock '" << c.name << "' not acquired within " << a.wait.count() << " ms\n";
+    return ex_tempfail;
+  }
+
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, on_signal);
+  pid_t child = ::fork();
+  if (child < 0) {
+    std::cerr << "redlock: fork failed: " << std::strerror(errno) << "\n";
+    client.release(*l);
+    return ex_unavailable;
+  }
+  if (child == 0) {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, SIG_DFL);
+    ::setenv("REDLOCK_NAME", c.name.c_str(), 1);
+    ::setenv("REDLOCK_TOKEN", l->token().c_str(), 1);
+    ::setenv("REDLOCK_VALIDITY_MS", std::to_string(l->remaining_validity().count()).c_str(), 1);
+    if (l->fence()) ::setenv("REDLOCK_FENCE", std::to_string(*l->fence()).c_str(), 1);
+    std::vector<char*> argv;
+    for (auto& s : command) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    ::execvp(argv[0], argv.data());
+    std::cerr << "redlock: cannot run '" << command[0] << "': " << std::strerror(errno) << "\n";
+    std::_Exit(127);
+  }
+
+  int status = 0;
+  for (;;) {
+    pid_t r = ::waitpid(child, &status, WNOHANG);
+    if (r == child) break;
+    if (int sig = forwarded_signal.exchange(0)) ::kill(child, sig);
+    if (lost.load()) {
+      auto why = static_cast<redlock::lost_reason>(lost.load());
+      std::cerr << "redlock: lease on '" << c.name << "' lost (" << reason_name(why)
+                << "); terminating the command\n";
+      ::kill(child, SIGTERM);
+      auto until = std::chrono::steady_clock::now() + grace;
+      while (::waitpid(child, &status, WNOHANG) != child) {
+        if (std::chrono::steady_clock::now() >= until) {
+          ::kill(child, SIGKILL);
+          ::waitpid(child, &status, 0);
+          break;
+        }
+        std::this_thread::sleep_for(10ms);
+      }
+      try {
+        client.release(*l);
+      } catch (const redlock::error&) {
+      }
+      return ex_lost;
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  try {
+    client.release(*l);
+  } catch (const redlock::error& e) {
+    std::cerr << "redlock: release of '" << c.name << "' failed: " << e.what() << "\n";
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return ex_unavailable;
+}
+
+// ---- acquire / extend / release / status ----------------------------------------
+
+int cmd_acquire(const std::vector<std::string>& args) {
+  po::options_description d("redlock acquire [options]");
+  add_common(d);
+  acquire_args(d);
+  auto vm = parse(args, d);
+  if (vm.count("help")) {
+    std::cout << d;
+    return 0;
+  }
+  auto c = read_common(vm);
+  auto a = read_acquire(vm);
+  redlock::client client(c.client);
+  auto l = client.try_acquire(c.name, a);
+  if (!l) {
+    std::cerr << "redlock: lock '" << c.name << "' not acquired\n";
+    return ex_tempfail;
+  }
+  print_lock(*l, c.json);
+  return 0;
+}
+
+std::string token_arg(const po::variables_map& vm) {
+  if (vm.count("token")) return vm["token"].as<std::string>();
+  if (const char* env = std::getenv("REDLOCK_TOKEN")) return env;
+  usage("--token is required (or set REDLOCK_TOKEN)");
+}
+
+int cmd_extend_or_release(const std::vector<std::string>& args, bool extend) {
+  po::options_description d(extend ? "redlock extend [options]" : "redlock release [options]");
+  add_common(d);
+  d.add_options()("token", po::value<std::string>(), "the holder's token (default: $REDLOCK_TOKEN)");
+  if (extend) d.add_options()("ttl", po::value<std::string>(), "new lease time (default 10s)");
+  auto vm = parse(args, d);
+  if (vm.count("help")) {
+    std::cout << d;
+    return 0;
+  }
+  auto c = read_common(vm);
+  auto token = token_arg(vm);
+  auto ttl = extend ? duration_arg(vm, "ttl", 10s) : 10s;
+  redlock::client client(c.client);
+  auto l = client.async().adopt(c.name, token, ttl);
+  if (extend) {
+    client.extend(l, ttl);
+    print_lock(l, c.json);
+  } else {
+    client.release(l);
+    if (c.json) std::cout << json::serialize(json::object{{"name", c.name}, {"released", true}}) << "\n";
+  }
+  return 0;
+}
+
+int cmd_status(const std::vector<std::string>& args) {
+  po::options_description d("redlock status [options]");
+  add_common(d);
+  auto vm = parse(args, d);
+  if (vm.count("help")) {
+    std::cout << d;
+    return 0;
+  }
+  auto c = read_common(vm);
+  redlock::client client(c.client);
+  std::promise<std::vector<redlock::node_status>> p;
+  auto f = p.get_future();
+  client.async().async_status(c.name, [&p](boost::system::error_code, std::vector<redlock::node_status> s) {
+    p.set_value(std::move(s));
+  });
+  auto nodes = f.get();
+  if (c.json) {
+    json::array a;
+    for (auto& n : nodes) {
+      json::object o{{"node", n.node}, {"ok", !n.error}, {"type", n.type}, {"holder", n.holder},
+                     {"pttl_ms", n.pttl.count()}};
+      if (n.error) o["error"] = n.error.message();
+      if (n.fence) o["fence"] = *n.fence;
+      a.push_back(std::move(o));
+    }
+    std::cout << json::serialize(json::object{{"name", c.name}, {"nodes", std::move(a)}}) << "\n";
+    return 0;
+  }
+  std::cout << "lock '" << c.name << "' on " << nodes.size() << " masters:\n";
+  for (auto& n : nodes) {
+    std::cout << "  " << n.node << "  ";
+    if (n.error) {
+      std::cout << "unreachable: " << n.error.message() << "\n";
+      continue;
+    }
+    if (n.type == "none")
+      std::cout << "free";
+    else if (n.type == "string")
+      std::cout << "held by " << n.holder << ", pttl " << n.pttl.count() << " ms";
+    else
+      std::cout << "key holds a " << n.type << " (not a lock)";
+    std::cout << ", fence " << (n.fence ? std::to_string(*n.fence) : std::string("-")) << "\n";
+  }
+  return 0;
+}
+
+void print_usage(std::ostream& os) {
+  os << "usage: redlock <run|acquire|extend|release|status> [options]\n"
+        "  redlock run --name N [--ttl 10s] [--wait 0s] [--fenced] -- COMMAND [ARGS...]\n"
+        "  redlock acquire --name N [--ttl 10s] [--wait 0s] [--fenced] [--json]\n"
+        "  redlock extend --name N --token T [--ttl 10s] [--json]\n"
+        "  redlock release --name N --token T\n"
+        "  redlock status --name N [--json]\n"
+        "masters: --nodes redis://host:port,... or REDLOCK_NODES; durations take units (500ms, 10s, 2m)\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    print_usage(std::cerr);
+    return ex_usage;
+  }
+  std::string sub = argv[1];
+  std::vector<std::string> args(argv + 2, argv + argc);
+  try {
+    if (sub == "run") return cmd_run(args);
+    if (sub == "acquire") return cmd_acquire(args);
+    if (sub == "extend") return cmd_extend_or_release(args, true);
+    if (sub == "release") return cmd_extend_or_release(args, false);
+    if (sub == "status") return cmd_status(args);
+    if (sub == "--help" || sub == "-h" || sub == "help") {
+      print_usage(std::cout);
+      return 0;
+    }
+    usage("unknown subcommand '" + sub + "'");
+  } catch (const usage_error& e) {
+    std::cerr << "redlock: " << e.what() << "\n";
+    return ex_usage;
+  } catch (const redlock::error& e) {
+    std::cerr << "redlock: " << e.what() << "\n";
+    return exit_code_for(e.code());
+  } catch (const std::exception& e) {
+    std::cerr << "redlock: " << e.what() << "\n";
+    return ex_unavailable;
+  }
+}
