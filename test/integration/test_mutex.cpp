@@ -285,13 +285,20 @@ BOOST_AUTO_TEST_CASE(an_unreachable_master_is_reported_per_node) {
   o.nodes.push_back("redis://127.0.0.1:" + std::to_string(dead_port));
   redlock::client c(o);  // constructing does not need every master
   auto l = c.acquire("partial");
-  BOOST_TEST((l.nodes()[4].state == redlock::node_state::failed || l.nodes()[4].state == redlock::node_state::unknown));
+  BOOST_TEST((l.nodes()[4].state != redlock::node_state::locked));
   c.release(l);
-  // Later attempts fail fast on the dead master while reconnecting in the background.
-  for (int i = 0; i < 5; ++i) {
+  // Later attempts never wait for the dead master: it is reported as not
+  // connected, or (when a reconnect attempt is under way) not yet heard from.
+  int reported = 0;
+  for (int i = 0; i < 10; ++i) {
     auto again = c.acquire("partial");
-    BOOST_TEST((again.nodes()[4].state == redlock::node_state::failed));
-    BOOST_TEST(again.nodes()[4].error == errc::not_connected);
+    auto& dead = again.nodes()[4];
+    BOOST_TEST((dead.state == redlock::node_state::failed || dead.state == redlock::node_state::pending));
+    if (dead.state == redlock::node_state::failed) {
+      BOOST_TEST(dead.error == errc::not_connected);
+      ++reported;
+    }
     c.release(again);
   }
+  BOOST_TEST(reported > 0);
 }
