@@ -29,6 +29,7 @@ struct node_status {
   std::string holder;               ///< the holder's token for a string key
   std::chrono::milliseconds pttl{-2};  ///< as PTTL: -2 no key, -1 no expiry
   std::optional<std::uint64_t> fence;  ///< the fence counter, if any
+  std::string waiters;              ///< fair locks: queued owner fields, in order, comma-separated
 };
 
 class async_client {

@@ -55,6 +55,10 @@ class lock {
   /// Time left in the validity window (zero or negative once it has ended).
   std::chrono::milliseconds remaining_validity() const;
 
+  lock_kind kind() const;
+  /// Reentrant and fair locks: levels this owner holds (0 once fully released).
+  int holds() const;
+
   /// The fencing token, for locks acquired with acquire_options::fenced.
   std::optional<std::uint64_t> fence() const;
 

@@ -45,6 +45,13 @@ struct client_options {
   std::shared_ptr<const clock_source> clock{};
 };
 
+/// The kinds of lock (docs/algorithm.md):
+enum class lock_kind : int {
+  mutex,      ///< SET NX PX with a random token; not reentrant
+  reentrant,  ///< hash of owner -> hold count; the same owner may re-enter
+  fair,       ///< reentrant, and waiters are served in one FIFO order on every master
+};
+
 /// Why a renewed lock was lost (see acquire_options::renew).
 enum class lost_reason : int {
   none = 0,
@@ -67,6 +74,14 @@ struct acquire_options {
   milliseconds min_validity{0};
   /// Also obtain a fencing token (one more round trip; see docs/fencing.md).
   bool fenced = false;
+  lock_kind kind = lock_kind::mutex;
+  /// Reentrant and fair locks: who holds it within this client. The sync
+  /// client uses the calling thread when empty; async callers must name the
+  /// logical owner (a task, a request), since threads mean little there.
+  std::string owner{};
+  /// Fair locks: a waiter that stops polling for this long is dropped from
+  /// the queue (so a crashed waiter delays the others at most this long).
+  milliseconds queue_timeout{5000};
   /// Keep the lease alive: extend to `ttl` through the quorum every
   /// ttl * renew_fraction while a handle to the lock exists and until it is
   /// released. When renewal cannot keep it, the lock is marked lost

@@ -1,5 +1,5 @@
 // `redlock`: the RedLock from the shell.
-//   redlock run     --name N [--ttl 10s] [--wait 0s] [--fenced] -- COMMAND [ARGS...]
+//   redlock run     --name N [--ttl 10s] [--wait 0s] [--kind K] [--fenced] -- COMMAND [ARGS...]
 //   redlock acquire --name N [--ttl 10s] [--wait 0s] [--fenced] [--json]
 //   redlock extend  --name N --token T [--ttl 10s] [--json]
 //   redlock release --name N --token T
@@ -152,7 +152,7 @@ po::variables_map parse(const std::vector<std::string>& args, po::options_descri
 redlock::acquire_options acquire_args(po::options_description& d) {
   d.add_options()("ttl", po::value<std::string>(), "lease time (default 10s)")(
       "wait", po::value<std::string>(), "how long to keep trying (default 0s: one attempt)")(
-      "fenced", "also obtain a fencing token")("kind", po::value<std::string>(), "mutex (reentrant and fair: not yet)");
+      "fenced", "also obtain a fencing token")("kind", po::value<std::string>(), "mutex (default), reentrant or fair");
   return {};
 }
 
@@ -161,8 +161,19 @@ redlock::acquire_options read_acquire(const po::variables_map& vm) {
   a.ttl = duration_arg(vm, "ttl", 10s);
   a.wait = duration_arg(vm, "wait", 0s);
   a.fenced = vm.count("fenced") > 0;
-  if (vm.count("kind") && vm["kind"].as<std::string>() != "mutex")
-    usage("--kind " + vm["kind"].as<std::string>() + " is not available in this version (only mutex)");
+  if (vm.count("kind")) {
+    auto k = vm["kind"].as<std::string>();
+    if (k == "mutex")
+      a.kind = redlock::lock_kind::mutex;
+    else if (k == "reentrant")
+      a.kind = redlock::lock_kind::reentrant;
+    else if (k == "fair")
+      a.kind = redlock::lock_kind::fair;
+    else
+      usage("--kind '" + k + "' is not a lock kind (mutex, reentrant, fair)");
+    // One process is one owner: shell scripts hand the token between commands.
+    if (a.kind != redlock::lock_kind::mutex) a.owner = "pid" + std::to_string(::getpid());
+  }
   return a;
 }
 
@@ -332,6 +343,7 @@ int cmd_status(const std::vector<std::string>& args) {
                      {"pttl_ms", n.pttl.count()}};
       if (n.error) o["error"] = n.error.message();
       if (n.fence) o["fence"] = *n.fence;
+      if (!n.waiters.empty()) o["waiters"] = n.waiters;
       a.push_back(std::move(o));
     }
     std::cout << json::serialize(json::object{{"name", c.name}, {"nodes", std::move(a)}}) << "\n";
@@ -348,17 +360,21 @@ int cmd_status(const std::vector<std::string>& args) {
       std::cout << "free";
     else if (n.type == "string")
       std::cout << "held by " << n.holder << ", pttl " << n.pttl.count() << " ms";
+    else if (n.type == "hash")
+      std::cout << "held by " << n.holder << " (owner=levels), pttl " << n.pttl.count() << " ms";
     else
       std::cout << "key holds a " << n.type << " (not a lock)";
-    std::cout << ", fence " << (n.fence ? std::to_string(*n.fence) : std::string("-")) << "\n";
+    std::cout << ", fence " << (n.fence ? std::to_string(*n.fence) : std::string("-"));
+    if (!n.waiters.empty()) std::cout << ", queue " << n.waiters;
+    std::cout << "\n";
   }
   return 0;
 }
 
 void print_usage(std::ostream& os) {
   os << "usage: redlock <run|acquire|extend|release|status> [options]\n"
-        "  redlock run --name N [--ttl 10s] [--wait 0s] [--fenced] -- COMMAND [ARGS...]\n"
-        "  redlock acquire --name N [--ttl 10s] [--wait 0s] [--fenced] [--json]\n"
+        "  redlock run --name N [--ttl 10s] [--wait 0s] [--kind mutex|reentrant|fair] [--fenced] -- COMMAND [ARGS...]\n"
+        "  redlock acquire --name N [--ttl 10s] [--wait 0s] [--kind K] [--fenced] [--json]\n"
         "  redlock extend --name N --token T [--ttl 10s] [--json]\n"
         "  redlock release --name N --token T\n"
         "  redlock status --name N [--json]\n"

@@ -3,7 +3,7 @@
 #include "client/client_impl.hpp"
 #include "client/lock_state.hpp"
 #include "client/options_check.hpp"
-#include "locks/mutex.hpp"
+#include "locks/operations.hpp"
 
 #include <boost/asio/append.hpp>
 #include <boost/asio/dispatch.hpp>
@@ -41,8 +41,10 @@ void async_client::start_acquire(std::string name, acquire_options opts,
                                  asio::any_completion_handler<acquire_signature> handler) {
   if (auto bad = detail::check_acquire(name, opts, impl_->options.node_timeout))
     return fail_now(impl_->executor, std::move(handler), bad.code, lock{});
+  if (opts.kind != lock_kind::mutex && opts.owner.empty())
+    return fail_now(impl_->executor, std::move(handler), make_error_code(errc::bad_option), lock{});
   asio::dispatch(impl_->strand, [impl = impl_, n = std::move(name), opts, h = std::move(handler)]() mutable {
-    detail::start_mutex_acquire(std::move(impl), std::move(n), opts, std::move(h));
+    detail::start_acquire(std::move(impl), std::move(n), opts, std::move(h));
   });
 }
 
@@ -66,13 +68,14 @@ lock async_client::adopt(const std::string& name, const std::string& token, mill
   s->clock = impl_->options.clock;
   s->owner = impl_.get();
   s->set_valid_until(steady_time{});
+  s->kind = token.find(':') == std::string::npos ? lock_kind::mutex : lock_kind::reentrant;
   return lock(std::move(s));
 }
 
 void async_client::start_release(lock l, asio::any_completion_handler<done_signature> handler) {
   if (!l) return fail_now(impl_->executor, std::move(handler), make_error_code(errc::empty_lock));
   asio::dispatch(impl_->strand, [impl = impl_, s = l.state(), h = std::move(handler)]() mutable {
-    detail::start_mutex_release(std::move(impl), std::move(s), std::move(h));
+    detail::start_release(std::move(impl), std::move(s), std::move(h));
   });
 }
 
@@ -81,7 +84,7 @@ void async_client::start_extend(lock l, milliseconds ttl, asio::any_completion_h
   if (auto bad = detail::check_ttl(ttl, impl_->options.node_timeout))
     return fail_now(impl_->executor, std::move(handler), bad.code);
   asio::dispatch(impl_->strand, [impl = impl_, s = l.state(), ttl, h = std::move(handler)]() mutable {
-    detail::start_mutex_extend(std::move(impl), std::move(s), ttl, std::move(h));
+    detail::start_extend(std::move(impl), std::move(s), ttl, std::move(h));
   });
 }
 

@@ -7,6 +7,7 @@
 #include <boost/asio/post.hpp>
 
 #include <future>
+#include <sstream>
 #include <thread>
 
 namespace redlock {
@@ -63,9 +64,16 @@ namespace {
 
 }  // namespace
 
-std::optional<lock> client::try_acquire(const std::string& name, const acquire_options& opts) {
+std::optional<lock> client::try_acquire(const std::string& name, const acquire_options& given) {
   io_->check_not_io_thread();
-  if (auto bad = detail::check_acquire(name, opts, async_->options().node_timeout)) throw_error(bad.code, bad.message);
+  if (auto bad = detail::check_acquire(name, given, async_->options().node_timeout)) throw_error(bad.code, bad.message);
+  // Reentrant and fair locks belong to the calling thread unless told otherwise.
+  acquire_options opts = given;
+  if (opts.kind != lock_kind::mutex && opts.owner.empty()) {
+    std::ostringstream id;
+    id << "thread-" << std::this_thread::get_id();
+    opts.owner = id.str();
+  }
   std::promise<std::pair<error_code, lock>> result;
   auto f = result.get_future();
   async_->async_acquire(name, opts, [&result](error_code ec, lock l) { result.set_value({ec, std::move(l)}); });

@@ -31,6 +31,7 @@ client_impl::client_impl(boost::asio::any_io_executor ex, client_options opts, s
   std::memcpy(&seed, entropy_.data(), sizeof seed);
   entropy_used_ = sizeof seed;
   jitter_rng_.seed(seed);
+  client_id = new_token();
 }
 
 void client_impl::refill_entropy() {
@@ -71,6 +72,7 @@ std::chrono::milliseconds client_impl::jittered(std::chrono::milliseconds base, 
 void client_impl::shutdown() {
   if (stopped) return;
   stopped = true;
+  listener.shutdown();
   for (auto& n : nodes) n->shutdown();
 }
 

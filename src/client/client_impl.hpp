@@ -3,6 +3,7 @@
 #pragma once
 
 #include "connection/connection.hpp"
+#include "waiting/release_listener.hpp"
 
 #include <redlock/options.hpp>
 
@@ -12,9 +13,12 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace redlock::detail {
+
+struct lock_state;
 
 class client_impl : public std::enable_shared_from_this<client_impl> {
  public:
@@ -26,6 +30,12 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   std::size_t quorum;
   std::unique_ptr<boost::asio::ssl::context> tls;
   std::vector<std::shared_ptr<connection>> nodes;
+  release_listener listener{*this};
+  /// This client's random id (128 bits): with an owner id, the field that
+  /// identifies a reentrant/fair holder on the masters.
+  std::string client_id;
+  /// Reentrant/fair locks held by this client, by key + '\n' + field.
+  std::unordered_map<std::string, std::weak_ptr<lock_state>> held;
   bool stopped = false;
 
   steady_time now() const { return options.clock ? options.clock->now() : std::chrono::steady_clock::now(); }
@@ -38,6 +48,8 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   std::string key_for(std::string_view name) const { return options.key_prefix + std::string(name); }
   static std::string fence_key(const std::string& key) { return "{" + key + "}:fence"; }
   static std::string channel(const std::string& key) { return "{" + key + "}:released"; }
+  static std::string queue_key(const std::string& key) { return "{" + key + "}:queue"; }
+  static std::string queue_deadlines_key(const std::string& key) { return "{" + key + "}:timeout"; }
 
   void shutdown();
 

@@ -22,6 +22,8 @@ std::chrono::milliseconds lock::remaining_validity() const {
   return std::chrono::duration_cast<std::chrono::milliseconds>(s.get_valid_until() - s.now());
 }
 std::optional<std::uint64_t> lock::fence() const { return checked(state_).fence; }
+lock_kind lock::kind() const { return checked(state_).kind; }
+int lock::holds() const { return checked(state_).holds.load(); }
 bool lock::lost() const { return checked(state_).lost.load() != 0; }
 lost_reason lock::why_lost() const { return static_cast<lost_reason>(checked(state_).lost.load()); }
 boost::asio::cancellation_slot lock::lost_slot() const {

@@ -28,6 +28,9 @@ struct lock_state {
   std::vector<node_result> nodes;
   std::shared_ptr<const clock_source> clock;  // null: steady clock
   const void* owner = nullptr;                 // the client_impl that acquired it
+  lock_kind kind = lock_kind::mutex;
+  std::atomic<int> holds{1};  // reentrant/fair: levels held by this owner (client side is authoritative)
+  std::string registry_key;   // reentrant/fair: entry in client_impl::held
 
   // Lease renewal (strand only, except `lost`, read by the owner).
   std::atomic<int> lost{0};  // lost_reason

@@ -55,6 +55,23 @@ void connection::send(std::string_view encoded, steady::time_point deadline, sin
   if (state_ == state::ready) start_write();
 }
 
+void connection::enable_push(std::function<void(const redisReply&)> on_push, std::function<void()> on_ready) {
+  on_push_ = std::move(on_push);
+  on_ready_ = std::move(on_ready);
+}
+
+void connection::send_push(std::string_view encoded) {
+  if (state_ == state::closed) return;
+  if (state_ == state::idle) {
+    if (steady::now() < reconnect_after_) return;
+    start_connect();
+    return;  // on_ready sends the whole subscription set once connected
+  }
+  if (state_ == state::connecting) return;
+  write_buf_.append(encoded);
+  start_write();
+}
+
 void connection::start_connect() {
   state_ = state::connecting;
   auto self = shared_from_this();
@@ -141,6 +158,7 @@ void connection::start_handshake() {
   backoff_ = options_.reconnect_min;
   last_rx_ = steady::now();
   start_read();
+  if (on_ready_) on_ready_();  // may queue SUBSCRIBE behind the handshake
   start_write();
 }
 
@@ -187,7 +205,12 @@ void connection::on_bytes(std::size_t n) {
     reply_ptr reply = reader_.next(ec);
     if (ec) return fail_all(ec, false);
     if (!reply) return;
-    if (pending_.empty()) return fail_all(errc::protocol_error, false);  // a reply nobody asked for
+    if (pending_.empty()) {
+      if (!on_push_) return fail_all(errc::protocol_error, false);  // a reply nobody asked for
+      on_push_(*reply);
+      if (gen != generation_) return;
+      continue;
+    }
     pending p = std::move(pending_.front());
     pending_.pop_front();
     if (p.kind != internal::none)

@@ -26,6 +26,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -62,6 +63,16 @@ class connection : public std::enable_shared_from_this<connection> {
 
   /// Fails everything outstanding with errc::shutting_down and closes.
   void shutdown();
+
+  // ---- push mode (a pub/sub subscriber connection) ----
+  /// Every reply after the handshake goes to `on_push` instead of a request.
+  /// `on_ready` runs each time the connection (re)opens, to (re)subscribe.
+  void enable_push(std::function<void(const redisReply&)> on_push, std::function<void()> on_ready);
+  /// Sends a command whose answers arrive as pushes (SUBSCRIBE, UNSUBSCRIBE).
+  /// Opens the connection if needed; dropped silently if it cannot be sent
+  /// now (on_ready resubscribes when the connection comes back).
+  void send_push(std::string_view encoded);
+  bool ready() const noexcept { return state_ == state::ready; }
 
   const node_address& address() const noexcept { return address_; }
   const std::string& display() const noexcept { return display_; }
@@ -118,6 +129,8 @@ class connection : public std::enable_shared_from_this<connection> {
   std::chrono::steady_clock::time_point last_rx_;
   std::chrono::steady_clock::time_point reconnect_after_{};
   std::chrono::milliseconds backoff_;
+  std::function<void(const redisReply&)> on_push_;
+  std::function<void()> on_ready_;
 };
 
 }  // namespace redlock::detail

@@ -1,6 +1,6 @@
 #include "watchdog.hpp"
 
-#include "locks/mutex.hpp"
+#include "locks/operations.hpp"
 
 #include <redlock/error.hpp>
 

@@ -17,7 +17,12 @@ struct script {
 namespace scripts {
 extern const script mutex_acquire;
 extern const script mutex_release;
-extern const script mutex_extend;
+extern const script reentrant_acquire;
+extern const script reentrant_release;
+extern const script reentrant_undo;
+extern const script fair_acquire;
+extern const script fair_dequeue;
+extern const script extend;
 extern const script fence_raise;
 extern const script fenced_write;
 extern const script status;

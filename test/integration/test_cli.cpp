@@ -112,7 +112,7 @@ BOOST_AUTO_TEST_CASE(cli_bad_input_exits_64_with_one_line) {
   masters m(1);
   auto nodes = nodes_of(m);
   for (auto args : {"run --name x --ttl 10zz -- true", "run --name '' -- true", "run --name x", "acquire",
-                    "bogus", "acquire --name x --ttl 0", "run --name x --kind fair -- true",
+                    "bogus", "acquire --name x --ttl 0", "run --name x --kind queue -- true",
                     "acquire --name x --nodes not-a-uri"}) {
     BOOST_TEST_CONTEXT(args) {
       auto r = cli(nodes, args);

@@ -1,0 +1,46 @@
+-- Acquire a fair (FIFO) lock on one master. Waiters are ordered in a sorted
+-- set by ONE score the client chose for this waiter and sends to every master
+-- (ties broken by the member name), so all masters agree on who is first.
+-- KEYS[1] lock key (hash), KEYS[2] fence counter key,
+-- KEYS[3] wait queue (zset: score = enqueue score), KEYS[4] waiter deadlines
+-- (zset: score = server time in ms after which the waiter is stale)
+-- ARGV[1] owner field, ARGV[2] ttl ms, ARGV[3] '1' to draw a fence counter,
+-- ARGV[4] 'first' or 'reenter', ARGV[5] enqueue score, ARGV[6] waiter timeout ms
+-- Returns 'OK' or the fence counter when granted, nil otherwise (queued).
+local kind = redis.call('TYPE', KEYS[1])['ok']
+if kind ~= 'none' and kind ~= 'hash' then
+  return redis.error_reply('WRONGTYPE lock key holds a ' .. kind .. ', not a fair lock')
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- Sweep waiters that stopped polling (crashed or gone) for longer than their timeout.
+local stale = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now)
+for _, w in ipairs(stale) do
+  redis.call('ZREM', KEYS[3], w)
+  redis.call('ZREM', KEYS[4], w)
+end
+local ours = kind == 'hash' and redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1
+if ARGV[4] == 'reenter' then
+  if not ours then return false end
+  redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return redis.status_reply('OK')
+end
+local head = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
+if ours or (kind == 'none' and (head == nil or head == ARGV[1])) then
+  redis.call('HSET', KEYS[1], ARGV[1], 1)
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  redis.call('ZREM', KEYS[3], ARGV[1])
+  redis.call('ZREM', KEYS[4], ARGV[1])
+  if ARGV[3] == '1' then
+    return redis.call('INCR', KEYS[2])
+  end
+  return redis.status_reply('OK')
+end
+-- Wait in line; refresh our deadline. The queue keys expire on their own
+-- once nobody has polled for two waiter timeouts.
+redis.call('ZADD', KEYS[3], 'NX', ARGV[5], ARGV[1])
+redis.call('ZADD', KEYS[4], now + tonumber(ARGV[6]), ARGV[1])
+redis.call('PEXPIRE', KEYS[3], 2 * tonumber(ARGV[6]))
+redis.call('PEXPIRE', KEYS[4], 2 * tonumber(ARGV[6]))
+return false

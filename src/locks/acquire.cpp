@@ -1,0 +1,276 @@
+// Acquisition of every lock kind: the RedLock round, validity, the fencing
+// raise round, release of failed attempts, jittered retries woken early by
+// release messages, re-entry of reentrant/fair holds, and the fair queue.
+#include "kinds.hpp"
+#include "lease/watchdog.hpp"
+#include "operations.hpp"
+#include "quorum/validity.hpp"
+#include "scripts/script.hpp"
+
+#include <redlock/error.hpp>
+
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <optional>
+
+namespace redlock::detail {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+namespace {
+
+bool is_hash_kind(lock_kind k) { return k != lock_kind::mutex; }
+
+class acquire_op : public std::enable_shared_from_this<acquire_op> {
+ public:
+  acquire_op(std::shared_ptr<client_impl> client, std::string name, acquire_options options, acquire_handler handler)
+      : client_(std::move(client)),
+        name_(std::move(name)),
+        key_(client_->key_for(name_)),
+        options_(std::move(options)),
+        handler_(std::move(handler)) {
+    if (is_hash_kind(options_.kind)) token_ = client_->client_id + ":" + options_.owner;
+  }
+
+  void start() {
+    auto slot = asio::get_associated_cancellation_slot(handler_);
+    if (slot.is_connected()) {
+      slot.assign([weak = weak_from_this(), strand = client_->strand](asio::cancellation_type) {
+        asio::post(strand, [weak] {
+          if (auto self = weak.lock()) self->cancel();
+        });
+      });
+    }
+    wait_deadline_ = std::chrono::steady_clock::now() + options_.wait;
+    // One score for this waiter on every master: all agree on the FIFO order.
+    queue_score_ = static_cast<double>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count());
+    if (is_hash_kind(options_.kind)) {
+      auto it = client_->held.find(registry_key());
+      if (it != client_->held.end()) held_ = it->second.lock();
+      if (held_ && (held_->released || held_->holds.load() <= 0)) held_.reset();
+    }
+    attempt();
+  }
+
+ private:
+  std::string registry_key() const { return key_ + "\n" + token_; }
+
+  void attempt() {
+    if (client_->stopped) return complete(errc::shutting_down, {});
+    ++attempts_;
+    if (options_.kind == lock_kind::mutex) token_ = client_->new_token();
+    acquire_request req{options_.kind,   key_, token_, options_.ttl, options_.fenced && !held_, held_ != nullptr,
+                        queue_score_, options_.queue_timeout};
+    auto round = acquire_round(client_, req, [self = shared_from_this()](fanout& f) { self->on_decided(f); });
+    // A grant that lands after this attempt was abandoned must be released
+    // again: the first release may have run before it on that master.
+    round->on_late_yes([self = shared_from_this(), token = token_, attempt = attempts_](std::uint32_t node) {
+      if (self->held_) return self->undo_reentry_on({node});
+      if (self->attempts_ != attempt || self->abandoned_)
+        release_everywhere(self->client_, self->options_.kind, self->key_, token);
+    });
+    abandoned_ = false;
+    round->start();
+  }
+
+  void on_decided(fanout& f) {
+    if (held_) return on_reentry_decided(f);
+    error_code why;
+    if (f.succeeded()) {
+      if (has_validity_left(f.started_at(), f.decided_at())) {
+        if (cancelled_) return abandon_attempt({});
+        if (!options_.fenced) return complete({}, make_lock(f, f.started_at(), std::nullopt));
+        return start_raise(f);
+      }
+      why = errc::validity_expired;
+    } else {
+      why = f.failure();
+      if (!why) why = errc::not_acquired;
+    }
+    abandon_attempt(why);
+  }
+
+  // One more level of a hold this owner already has: no new token, no queue.
+  void on_reentry_decided(fanout& f) {
+    if (f.succeeded() && has_validity_left(f.started_at(), f.decided_at())) {
+      held_->holds.fetch_add(1);
+      held_->set_valid_until(f.started_at() + options_.ttl - drift_allowance(options_.ttl, client_->options.drift_factor));
+      return complete({}, lock(held_));
+    }
+    // Undo only our own increment, only where it applied.
+    std::vector<std::uint32_t> applied;
+    for (std::uint32_t i = 0; i < f.outcomes().size(); ++i)
+      if (f.outcomes()[i].state == node_state::locked) applied.push_back(i);
+    undo_reentry_on(applied);
+    error_code why = f.succeeded() ? make_error_code(errc::validity_expired) : f.failure();
+    complete(why ? why : make_error_code(errc::not_held), {});
+  }
+
+  void undo_reentry_on(const std::vector<std::uint32_t>& nodes) {
+    if (!nodes.empty()) undo_reentry(client_, key_, token_, nodes);
+  }
+
+  bool has_validity_left(steady_time started, steady_time decided) const {
+    auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(decided - started);
+    auto left = validity_left(options_.ttl, elapsed, client_->options.drift_factor);
+    return left > std::chrono::microseconds(options_.min_validity) && left > std::chrono::microseconds(0);
+  }
+
+  // Failed (or cancelled) attempt: release on every master now, including the
+  // ones that did not answer (their SET may still apply; FIFO order on the
+  // connection puts our release after it). Then retry or give up.
+  void abandon_attempt(error_code why) {
+    abandoned_ = true;
+    release_everywhere(client_, options_.kind, key_, token_);
+    if (cancelled_) return complete(asio::error::operation_aborted, {});
+    retry_or_fail(why);
+  }
+
+  // Fencing (docs/fencing.md): T = max of the counters our quorum returned;
+  // raise the counter to T on a quorum of masters where we still hold the
+  // lock. Any later holder's quorum meets ours on one of those masters, and
+  // its INCR there runs after our hold ended, so its token exceeds T.
+  void start_raise(const fanout& acquired) {
+    auto token_value = static_cast<std::uint64_t>(acquired.max_value());
+    auto started = acquired.started_at();
+    boost::intrusive_ptr<const fanout> acquired_ref(&acquired);
+    round_ptr raise(new fanout(client_, scripts::fence_raise, {key_, client_impl::fence_key(key_)},
+                               {token_, std::to_string(token_value)}, classify_one_zero,
+                               [self = shared_from_this(), acquired_ref, started, token_value](fanout& r) {
+                                 self->on_raised(*acquired_ref, r, started, token_value);
+                               }));
+    raise->start();
+  }
+
+  void on_raised(const fanout& acquired, const fanout& raise, steady_time started, std::uint64_t token_value) {
+    error_code why;
+    if (raise.succeeded()) {
+      // The token is only as good as the time left: the whole acquisition,
+      // raise round included, must fit in the validity window.
+      if (has_validity_left(started, raise.decided_at())) {
+        if (cancelled_) return abandon_attempt({});
+        return complete({}, make_lock(acquired, started, token_value));
+      }
+      why = errc::validity_expired;
+    } else {
+      why = raise.failure();
+      if (!why) why = errc::not_acquired;
+    }
+    abandon_attempt(why);
+  }
+
+  // `fence` is the T that was raised: never recompute it from the acquisition
+  // round, whose late replies may carry larger counters nobody raised.
+  lock make_lock(const fanout& f, steady_time started, std::optional<std::uint64_t> fence) {
+    auto s = std::make_shared<lock_state>();
+    s->name = name_;
+    s->key = key_;
+    s->token = token_;
+    s->ttl = options_.ttl;
+    s->clock = client_->options.clock;
+    s->owner = client_.get();
+    s->kind = options_.kind;
+    auto drift = drift_allowance(options_.ttl, client_->options.drift_factor);
+    s->set_valid_until(started + options_.ttl - drift);
+    s->fence = fence;
+    if (is_hash_kind(options_.kind)) {
+      s->registry_key = registry_key();
+      client_->held[s->registry_key] = s;
+    }
+    if (options_.renew) {
+      s->on_lost = options_.on_lost;
+      s->dog = std::make_shared<watchdog>(client_, s, options_.renew_fraction);
+      s->dog->start();
+    }
+    s->nodes.reserve(f.outcomes().size());
+    for (std::size_t i = 0; i < f.outcomes().size(); ++i) {
+      auto& o = f.outcomes()[i];
+      s->nodes.push_back({client_->nodes[i]->display(), o.state, o.error, o.latency});
+    }
+    return lock(std::move(s));
+  }
+
+  void retry_or_fail(error_code why) {
+    bool count_ok = options_.max_attempts == 0 ? options_.wait.count() > 0 : attempts_ < options_.max_attempts;
+    // Errors that retrying cannot fix end the wait at once.
+    bool permanent = why == errc::wrong_type || why == errc::auth_failed;
+    auto delay = client_->jittered(options_.retry_delay, options_.retry_jitter);
+    if (options_.wait.count() > 0) {
+      auto remaining = wait_deadline_ - std::chrono::steady_clock::now();
+      if (remaining <= std::chrono::steady_clock::duration::zero()) count_ok = false;
+      delay = std::min(delay, std::chrono::duration_cast<std::chrono::milliseconds>(remaining));
+    }
+    if (!count_ok || permanent) return complete(why, {});
+    watch_releases();
+    if (!timer_) timer_.emplace(client_->strand);
+    timer_->expires_after(delay);
+    waiting_ = true;
+    timer_->async_wait([self = shared_from_this()](error_code) {
+      self->waiting_ = false;
+      if (self->cancelled_) return self->complete(asio::error::operation_aborted, {});
+      self->attempt();
+    });
+  }
+
+  // Retry as soon as the holder releases, not after the whole delay. A fair
+  // waiter wakes only when named as the queue's head (or nobody is queued).
+  void watch_releases() {
+    if (watch_id_) return;
+    channel_ = client_impl::channel(key_);
+    watch_id_ = client_->listener.watch(channel_, [weak = weak_from_this()](std::string_view payload) {
+      auto self = weak.lock();
+      if (!self || !self->waiting_) return;
+      if (self->options_.kind == lock_kind::fair && payload != self->token_ && payload != "released") return;
+      self->timer_->cancel();  // the timer's handler retries now
+    });
+  }
+
+  void cancel() {
+    if (done_) return;
+    cancelled_ = true;
+    if (waiting_) timer_->cancel();
+  }
+
+  void complete(error_code ec, lock l) {
+    if (done_) return;
+    done_ = true;
+    if (watch_id_) client_->listener.unwatch(channel_, watch_id_);
+    // A fair waiter that gives up must not stay in the queue.
+    if (ec && options_.kind == lock_kind::fair && !held_) leave_queue(client_, key_, token_);
+    auto slot = asio::get_associated_cancellation_slot(handler_);
+    if (slot.is_connected()) slot.clear();
+    complete_handler(client_, std::move(handler_), ec, std::move(l));
+  }
+
+  std::shared_ptr<client_impl> client_;
+  std::string name_;
+  std::string key_;
+  acquire_options options_;
+  acquire_handler handler_;
+  std::string token_;                   // random per attempt (mutex) or the owner field
+  std::shared_ptr<lock_state> held_;    // reentrant/fair: this owner's current hold
+  double queue_score_ = 0;
+  unsigned attempts_ = 0;
+  std::chrono::steady_clock::time_point wait_deadline_;
+  std::optional<asio::steady_timer> timer_;
+  std::string channel_;
+  release_listener::waiter_id watch_id_ = 0;
+  bool waiting_ = false;
+  bool abandoned_ = false;  // the current attempt failed and was released
+  bool cancelled_ = false;
+  bool done_ = false;
+};
+
+}  // namespace
+
+void start_acquire(std::shared_ptr<client_impl> client, std::string name, acquire_options options,
+                   acquire_handler handler) {
+  std::make_shared<acquire_op>(std::move(client), std::move(name), std::move(options), std::move(handler))->start();
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,95 @@
+#include "kinds.hpp"
+
+#include "scripts/script.hpp"
+
+#include <redlock/error.hpp>
+
+namespace redlock::detail {
+
+using boost::system::error_code;
+
+namespace {
+verdict failed_reply(const redisReply& r, node_outcome& out) {
+  out.error = r.type == REDIS_REPLY_ERROR ? classify_error_reply(reply_text(r)) : make_error_code(errc::protocol_error);
+  return verdict::failed;
+}
+}  // namespace
+
+verdict classify_grant(const redisReply& r, node_outcome& out) {
+  if (r.type == REDIS_REPLY_STATUS) return verdict::yes;
+  if (r.type == REDIS_REPLY_INTEGER) {
+    out.value = r.integer;  // fence counter
+    return verdict::yes;
+  }
+  if (r.type == REDIS_REPLY_NIL) return verdict::no;
+  return failed_reply(r, out);
+}
+
+verdict classify_one_zero(const redisReply& r, node_outcome& out) {
+  if (r.type == REDIS_REPLY_INTEGER) return r.integer == 1 ? verdict::yes : verdict::no;
+  return failed_reply(r, out);
+}
+
+round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquire_request& req,
+                        fanout::decided_fn done) {
+  auto ttl = std::to_string(req.ttl.count());
+  auto fenced = req.fenced ? "1" : "0";
+  auto mode = req.reenter ? "reenter" : "first";
+  auto fence = client_impl::fence_key(req.key);
+  switch (req.kind) {
+    case lock_kind::mutex:
+      return round_ptr(new fanout(client, scripts::mutex_acquire, {req.key, fence}, {req.token, ttl, fenced},
+                                  classify_grant, std::move(done)));
+    case lock_kind::reentrant:
+      return round_ptr(new fanout(client, scripts::reentrant_acquire, {req.key, fence}, {req.token, ttl, fenced, mode},
+                                  classify_grant, std::move(done)));
+    case lock_kind::fair: {
+      char score[32];
+      std::snprintf(score, sizeof score, "%.0f", req.queue_score);
+      return round_ptr(new fanout(
+          client, scripts::fair_acquire,
+          {req.key, fence, client_impl::queue_key(req.key), client_impl::queue_deadlines_key(req.key)},
+          {req.token, ttl, fenced, mode, score, std::to_string(req.queue_timeout.count())}, classify_grant,
+          std::move(done)));
+    }
+  }
+  return nullptr;
+}
+
+round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
+                        const std::string& token, bool last, fanout::decided_fn done) {
+  if (kind == lock_kind::mutex)
+    return round_ptr(new fanout(client, scripts::mutex_release, {key}, {token, client_impl::channel(key)},
+                                classify_one_zero, std::move(done)));
+  return round_ptr(new fanout(client, scripts::reentrant_release, {key, client_impl::queue_key(key)},
+                              {token, client_impl::channel(key), last ? "1" : "0"}, classify_one_zero,
+                              std::move(done)));
+}
+
+void undo_reentry(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& field,
+                  const std::vector<std::uint32_t>& nodes) {
+  std::string cmd;
+  append_command(cmd, {"EVAL", scripts::reentrant_undo.body, "1", key, field});
+  // Best effort, like every undo: a lost undo leaves a count the final
+  // release deletes anyway.
+  struct ignore final : reply_sink {
+    void on_reply(std::uint32_t, const error_code&, const redisReply*) override {}
+  };
+  sink_ptr sink(new ignore);
+  auto deadline = std::chrono::steady_clock::now() + client->options.node_timeout;
+  for (auto n : nodes) client->nodes[n]->send(cmd, deadline, sink, n);
+}
+
+void leave_queue(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& field) {
+  round_ptr round(new fanout(client, scripts::fair_dequeue,
+                             {client_impl::queue_key(key), client_impl::queue_deadlines_key(key)}, {field},
+                             classify_one_zero, [](fanout&) {}));
+  round->start();
+}
+
+void release_everywhere(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
+                        const std::string& token) {
+  release_round(client, kind, key, token, true, [](fanout&) {})->start();
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,47 @@
+// What distinguishes the lock kinds (mutex, reentrant, fair): their scripts,
+// keys and arguments. The retry loop, validity, fencing and release on
+// failure are shared (acquire.cpp); extend and the fence raise are the same
+// scripts for every kind (they recognise the owner by the key's type).
+#pragma once
+
+#include "client/client_impl.hpp"
+#include "quorum/fanout.hpp"
+
+namespace redlock::detail {
+
+using round_ptr = boost::intrusive_ptr<fanout>;
+
+verdict classify_grant(const redisReply& r, node_outcome& out);    // 'OK' / counter = yes, nil = no
+verdict classify_one_zero(const redisReply& r, node_outcome& out);  // 1 = yes, 0 = no
+
+/// One acquisition round. `token` is the random value (mutex) or the owner
+/// field (reentrant, fair); `reenter` asks for one more level of a hold.
+struct acquire_request {
+  lock_kind kind;
+  std::string key;
+  std::string token;
+  milliseconds ttl;
+  bool fenced = false;
+  bool reenter = false;
+  double queue_score = 0;  // fair: the same on every master
+  milliseconds queue_timeout{0};
+};
+round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquire_request& req, fanout::decided_fn done);
+
+/// Releases one hold (`last`: the final level of a reentrant/fair hold, or a
+/// mutex) on every master.
+round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
+                        const std::string& token, bool last, fanout::decided_fn done);
+
+/// Undoes one re-entry level on the given masters (where a failed re-entry applied).
+void undo_reentry(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& field,
+                  const std::vector<std::uint32_t>& nodes);
+
+/// A fair-lock waiter that gives up leaves the queue everywhere.
+void leave_queue(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& field);
+
+/// Fire-and-forget release of an abandoned attempt on every master.
+void release_everywhere(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
+                        const std::string& token);
+
+}  // namespace redlock::detail

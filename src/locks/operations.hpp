@@ -1,0 +1,41 @@
+// The lock operations behind async_client: acquire (every kind, with
+// retries, re-entry, fencing, wake-ups), release, extend, status. All run on
+// the client's strand.
+#pragma once
+
+#include "client/client_impl.hpp"
+#include "client/lock_state.hpp"
+
+#include <redlock/async_client.hpp>
+
+namespace redlock::detail {
+
+using acquire_handler = boost::asio::any_completion_handler<async_client::acquire_signature>;
+using done_handler = boost::asio::any_completion_handler<async_client::done_signature>;
+using status_handler = boost::asio::any_completion_handler<async_client::status_signature>;
+
+void start_acquire(std::shared_ptr<client_impl> client, std::string name, acquire_options options,
+                   acquire_handler handler);
+void start_release(std::shared_ptr<client_impl> client, std::shared_ptr<lock_state> state, done_handler handler);
+void start_extend(std::shared_ptr<client_impl> client, std::shared_ptr<lock_state> state, milliseconds ttl,
+                  done_handler handler);
+void start_status(std::shared_ptr<client_impl> client, std::string name, status_handler handler);
+
+/// Extends `state` to `ttl` through the quorum and moves its validity window;
+/// `done` gets errc::not_held when the token is gone from a quorum.
+void run_extend(const std::shared_ptr<client_impl>& client, const std::shared_ptr<lock_state>& state, milliseconds ttl,
+                std::function<void(boost::system::error_code)> done);
+
+/// Completes `handler` on its associated executor (inline when that is ours).
+template <typename Handler, typename... Args>
+void complete_handler(const std::shared_ptr<client_impl>& client, Handler handler, Args&&... args);
+
+}  // namespace redlock::detail
+
+#include <boost/asio/append.hpp>
+#include <boost/asio/dispatch.hpp>
+
+template <typename Handler, typename... Args>
+void redlock::detail::complete_handler(const std::shared_ptr<client_impl>& client, Handler handler, Args&&... args) {
+  boost::asio::dispatch(client->executor, boost::asio::append(std::move(handler), std::forward<Args>(args)...));
+}

@@ -1,0 +1,284 @@
+#include "checkers.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <ostream>
+#include <sstream>
+
+namespace redlock::fault {
+
+namespace {
+
+std::string fmt_ms(std::chrono::steady_clock::duration d) {
+  std::ostringstream os;
+  os.setf(std::ios::fixed);
+  os.precision(3);
+  os << std::chrono::duration<double, std::milli>(d).count() << " ms";
+  return os.str();
+}
+
+violation make(std::string checker, std::string message, std::vector<std::size_t> ids,
+               const std::vector<op>& ops) {
+  auto origin = origin_of(ops);
+  std::ostringstream os;
+  os << message;
+  for (auto id : ids)
+    if (id < ops.size()) os << "\n      " << describe(ops[id], origin);
+  return {std::move(checker), os.str(), std::move(ids)};
+}
+
+bool is_client_op(const op& o) { return o.kind != op_kind::fault; }
+
+}  // namespace
+
+std::ostream& operator<<(std::ostream& os, const violation& v) {
+  return os << "[" << v.checker << "] " << v.message;
+}
+
+std::map<std::string, std::vector<window>> windows_of(const std::vector<op>& ops) {
+  // Earliest release invoke per acquisition.
+  std::map<std::size_t, time_point> released;
+  for (auto& o : ops)
+    if (o.kind == op_kind::release && o.acquire_op) {
+      auto [it, fresh] = released.emplace(*o.acquire_op, o.invoke);
+      if (!fresh) it->second = std::min(it->second, o.invoke);
+    }
+  std::map<std::string, std::vector<window>> out;
+  for (auto& o : ops) {
+    if (o.kind != op_kind::acquire || o.result != outcome::ok || !o.completion || !o.valid_until) continue;
+    window w{o.id, o.client, o.resource, *o.completion, *o.valid_until, o.fence};
+    if (auto it = released.find(o.id); it != released.end()) w.end = std::min(w.end, it->second);
+    if (w.end <= w.begin) continue;  // no window at all
+    out[o.resource].push_back(w);
+  }
+  for (auto& [r, ws] : out)
+    std::sort(ws.begin(), ws.end(), [](const window& a, const window& b) {
+      return a.begin < b.begin || (a.begin == b.begin && a.acquire < b.acquire);
+    });
+  return out;
+}
+
+// (a) Sweep the windows in order of begin, remembering the one that reaches
+// furthest: any window starting before that end overlaps it.
+std::vector<violation> check_exclusion(const std::vector<op>& ops) {
+  std::vector<violation> out;
+  for (auto& [resource, ws] : windows_of(ops)) {
+    const window* furthest = nullptr;
+    for (auto& w : ws) {
+      if (furthest && w.begin < furthest->end) {
+        std::ostringstream m;
+        m << "resource " << resource << ": holders c" << furthest->client << " and c" << w.client
+          << " overlap by " << fmt_ms(std::min(furthest->end, w.end) - w.begin)
+          << " (second window begins " << fmt_ms(w.begin - furthest->begin) << " after the first)";
+        out.push_back(make("exclusion", m.str(), {furthest->acquire, w.acquire}, ops));
+      }
+      if (!furthest || w.end > furthest->end) furthest = &w;
+    }
+  }
+  return out;
+}
+
+// (b) In acquisition order (acquire completion), each token must exceed every
+// earlier one.
+std::vector<violation> check_fence_order(const std::vector<op>& ops) {
+  std::vector<violation> out;
+  for (auto& [resource, ws] : windows_of(ops)) {
+    const window* highest = nullptr;
+    for (auto& w : ws) {
+      if (!w.fence) continue;
+      if (highest && *w.fence <= *highest->fence) {
+        std::ostringstream m;
+        m << "resource " << resource << ": token " << *w.fence << " (c" << w.client << ") acquired after token "
+          << *highest->fence << " (c" << highest->client << ")";
+        out.push_back(make("fence-order", m.str(), {highest->acquire, w.acquire}, ops));
+      }
+      if (!highest || *w.fence > *highest->fence) highest = &w;
+    }
+  }
+  return out;
+}
+
+// (c) Accepted writes by completion (prefix max of their tokens): a write
+// invoked after a higher token was accepted must be rejected. A rejection must
+// be explained by a higher token accepted, or possibly accepted (unknown
+// outcome), by a write invoked before the rejection completed.
+std::vector<violation> check_stale_writes(const std::vector<op>& ops) {
+  std::vector<violation> out;
+  struct entry {
+    time_point at;
+    std::uint64_t token;
+    std::size_t id;
+  };
+  std::map<std::string, std::vector<const op*>> writes;
+  for (auto& o : ops)
+    if (o.kind == op_kind::write && o.token) writes[o.resource].push_back(&o);
+  for (auto& [resource, ws] : writes) {
+    std::vector<entry> accepted_by_completion, maybe_by_invoke;
+    for (auto* w : ws) {
+      if (w->result == outcome::ok && w->completion) accepted_by_completion.push_back({*w->completion, *w->token, w->id});
+      if (w->result != outcome::fail) maybe_by_invoke.push_back({w->invoke, *w->token, w->id});
+    }
+    auto by_time = [](const entry& a, const entry& b) { return a.at < b.at; };
+    std::sort(accepted_by_completion.begin(), accepted_by_completion.end(), by_time);
+    std::sort(maybe_by_invoke.begin(), maybe_by_invoke.end(), by_time);
+    // Prefix maxima (index of the entry holding the max).
+    auto prefix_max = [](const std::vector<entry>& v) {
+      std::vector<std::size_t> best(v.size());
+      for (std::size_t i = 0; i < v.size(); ++i)
+        best[i] = (i == 0 || v[i].token > v[best[i - 1]].token) ? i : best[i - 1];
+      return best;
+    };
+    auto acc_max = prefix_max(accepted_by_completion);
+    auto maybe_max = prefix_max(maybe_by_invoke);
+    // Highest entry with time strictly before t.
+    auto highest_before = [](const std::vector<entry>& v, const std::vector<std::size_t>& best,
+                             time_point t) -> const entry* {
+      auto it = std::lower_bound(v.begin(), v.end(), t, [](const entry& e, time_point x) { return e.at < x; });
+      if (it == v.begin()) return nullptr;
+      return &v[best[static_cast<std::size_t>(it - v.begin()) - 1]];
+    };
+    for (auto* w : ws) {
+      if (w->result == outcome::ok) {
+        auto* h = highest_before(accepted_by_completion, acc_max, w->invoke);
+        if (h && h->token > *w->token) {
+          std::ostringstream m;
+          m << "resource " << resource << ": write with token " << *w->token
+            << " accepted although token " << h->token << " had already been accepted";
+          out.push_back(make("stale-write", m.str(), {h->id, w->id}, ops));
+        }
+      } else if (w->result == outcome::fail && w->completion) {
+        auto* h = highest_before(maybe_by_invoke, maybe_max, *w->completion);
+        if (!h || h->token <= *w->token) {
+          std::ostringstream m;
+          m << "resource " << resource << ": write with token " << *w->token
+            << " rejected, but no higher token was written before";
+          std::vector<std::size_t> ids{w->id};
+          if (h) ids.insert(ids.begin(), h->id);
+          out.push_back(make("stale-write", m.str(), ids, ops));
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// (d)
+std::vector<violation> check_bounded(const std::vector<op>& ops, const op_bounds& bounds) {
+  std::vector<violation> out;
+  for (auto& o : ops) {
+    if (!is_client_op(o)) continue;
+    auto bound = o.kind == op_kind::acquire ? bounds.acquire : o.kind == op_kind::release ? bounds.release : bounds.write;
+    if (!o.completion) {
+      out.push_back(make("bounded", std::string(to_string(o.kind)) + " never completed", {o.id}, ops));
+    } else if (*o.completion - o.invoke > bound) {
+      std::ostringstream m;
+      m << to_string(o.kind) << " took " << fmt_ms(*o.completion - o.invoke) << " > bound "
+        << bound.count() << " ms";
+      out.push_back(make("bounded", m.str(), {o.id}, ops));
+    }
+  }
+  return out;
+}
+
+// (e)
+std::vector<violation> check_recovery(const std::vector<op>& ops, const std::vector<std::string>& resources,
+                                      std::chrono::milliseconds bound, time_point workload_end,
+                                      std::size_t* periods_checked) {
+  std::vector<violation> out;
+  struct interval {
+    time_point begin, end;
+    std::vector<std::size_t> ids;
+  };
+  std::vector<interval> faults;
+  for (auto& o : ops)
+    if (o.kind == op_kind::fault) faults.push_back({o.invoke, o.completion.value_or(time_point::max()), {o.id}});
+  std::sort(faults.begin(), faults.end(), [](auto& a, auto& b) { return a.begin < b.begin; });
+  std::vector<interval> merged;
+  for (auto& f : faults) {
+    if (!merged.empty() && f.begin <= merged.back().end) {
+      merged.back().end = std::max(merged.back().end, f.end);
+      merged.back().ids.push_back(f.ids.front());
+    } else {
+      merged.push_back(f);
+    }
+  }
+  std::map<std::string, std::vector<time_point>> acquired;
+  for (auto& o : ops)
+    if (o.kind == op_kind::acquire && o.result == outcome::ok && o.completion) acquired[o.resource].push_back(*o.completion);
+  for (auto& [r, v] : acquired) std::sort(v.begin(), v.end());
+
+  std::size_t judged = 0;
+  for (std::size_t i = 0; i < merged.size(); ++i) {
+    auto& m = merged[i];
+    if (m.end == time_point::max()) {
+      for (auto id : m.ids)
+        if (!ops[id].completion) out.push_back(make("recovery", "fault never healed", {id}, ops));
+      continue;
+    }
+    auto next = i + 1 < merged.size() ? merged[i + 1].begin : time_point::max();
+    auto limit = m.end + bound;
+    if (limit > next || limit > workload_end) continue;  // not enough quiet time to judge
+    ++judged;
+    for (auto& r : resources) {
+      auto& v = acquired[r];
+      auto it = std::lower_bound(v.begin(), v.end(), m.end);
+      if (it == v.end() || *it > limit) {
+        std::ostringstream msg;
+        msg << "resource " << r << " not acquired within " << bound.count() << " ms after faults healed";
+        if (it != v.end()) msg << " (next acquisition " << fmt_ms(*it - m.end) << " after the heal)";
+        out.push_back(make("recovery", msg.str(), m.ids, ops));
+      }
+    }
+  }
+  if (periods_checked) *periods_checked = judged;
+  return out;
+}
+
+// (f)
+bool is_permanent_key(const std::string& key) {
+  static const std::string suffix = "}:fence";
+  return key.size() > suffix.size() + 1 && key.front() == '{' &&
+         key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::vector<violation> check_residue(const std::vector<key_state>& keys) {
+  std::vector<violation> out;
+  for (auto& k : keys) {
+    if (k.pttl == -2 || is_permanent_key(k.key)) continue;
+    std::ostringstream m;
+    m << "key '" << k.key << "' left on master " << k.master << " with PTTL " << k.pttl
+      << (k.pttl == -1 ? " (no expiry: it would never go away)" : "");
+    out.push_back({"residue", m.str(), {}});
+  }
+  return out;
+}
+
+check_report check_all(const std::vector<op>& ops, const check_config& c) {
+  check_report r;
+  auto add = [&](std::vector<violation> v) {
+    for (auto& x : v) {
+      r.by_checker[x.checker] += 1;
+      r.violations.push_back(std::move(x));
+    }
+  };
+  add(check_exclusion(ops));
+  if (c.fencing) {
+    add(check_fence_order(ops));
+    add(check_stale_writes(ops));
+  }
+  add(check_bounded(ops, c.bounds));
+  if (c.recovery) add(check_recovery(ops, c.resources, c.recovery_bound, c.workload_end, &r.recovery_periods));
+  for (auto& o : ops) {
+    if (o.kind == op_kind::acquire) {
+      ++r.attempts;
+      if (o.result == outcome::ok) ++r.acquisitions;
+    }
+    if (o.kind == op_kind::write) {
+      if (o.result == outcome::ok) ++r.writes_accepted;
+      if (o.result == outcome::fail) ++r.writes_rejected;
+    }
+  }
+  return r;
+}
+
+}  // namespace redlock::fault

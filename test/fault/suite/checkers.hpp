@@ -1,0 +1,109 @@
+// Invariant checkers over a history (history.hpp). Pure functions: each takes
+// the recorded operations (and, for the residue check, a snapshot of the keys
+// left on the masters) and returns the violations it found, each naming the
+// operations involved. A correct library in a safe configuration produces none.
+//
+//   (a) check_exclusion      no two holders of a resource have overlapping
+//                            validity windows [acquire completion ..
+//                            min(valid_until, release invoke)]
+//   (b) check_fence_order    fencing tokens strictly increase in acquisition
+//                            order (by acquire completion) per resource
+//   (c) check_stale_writes   a write whose token is lower than one already
+//                            accepted is rejected; a rejection is justified by
+//                            a higher token accepted (or possibly accepted) before
+//   (d) check_bounded        every operation completed, within its bound
+//   (e) check_recovery       after all faults healed, every resource is
+//                            acquired again within a bound
+//   (f) check_residue        no lock key is left on any master once every
+//                            client released and the TTLs passed
+#pragma once
+
+#include "history.hpp"
+
+#include <chrono>
+#include <iosfwd>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace redlock::fault {
+
+struct violation {
+  std::string checker;            ///< "exclusion", "fence-order", ...
+  std::string message;            ///< what is wrong, with times and tokens
+  std::vector<std::size_t> ops;   ///< ids of the operations involved
+};
+std::ostream& operator<<(std::ostream& os, const violation& v);
+
+/// A validity window of one successful acquisition (empty windows, e.g. an
+/// acquisition whose handler ran after its deadline, are never produced).
+struct window {
+  std::size_t acquire = 0;  ///< op id
+  int client = -1;
+  std::string resource;
+  time_point begin{}, end{};
+  std::optional<std::uint64_t> fence;
+};
+/// The non-empty windows of every successful acquisition, per resource,
+/// sorted by begin. Acquisitions without a valid_until are skipped.
+std::map<std::string, std::vector<window>> windows_of(const std::vector<op>& ops);
+
+// (a)
+std::vector<violation> check_exclusion(const std::vector<op>& ops);
+// (b)
+std::vector<violation> check_fence_order(const std::vector<op>& ops);
+// (c)
+std::vector<violation> check_stale_writes(const std::vector<op>& ops);
+
+// (d)
+struct op_bounds {
+  std::chrono::milliseconds acquire{2000};
+  std::chrono::milliseconds release{1000};
+  std::chrono::milliseconds write{2000};
+};
+std::vector<violation> check_bounded(const std::vector<op>& ops, const op_bounds& bounds);
+
+// (e) For every fault-free period that starts when the last active fault is
+// healed and lasts at least `bound` (before the next fault and before
+// `workload_end`), each resource in `resources` must see a successful
+// acquisition complete within `bound` of the heal. A fault that was never
+// healed is a violation. `periods_checked` (optional) receives how many heal
+// points were judged.
+std::vector<violation> check_recovery(const std::vector<op>& ops, const std::vector<std::string>& resources,
+                                      std::chrono::milliseconds bound, time_point workload_end,
+                                      std::size_t* periods_checked = nullptr);
+
+// (f)
+struct key_state {
+  std::string master;  ///< which master (URI or index)
+  std::string key;
+  long long pttl = -2;  ///< as PTTL: -1 no expiry, -2 gone
+};
+/// True for the keys that may legitimately outlive every lock: the fencing
+/// counters "{R}:fence" (permanent by design, docs/fencing.md).
+bool is_permanent_key(const std::string& key);
+std::vector<violation> check_residue(const std::vector<key_state>& keys);
+
+// ---- everything at once ---------------------------------------------------
+struct check_config {
+  op_bounds bounds;
+  std::vector<std::string> resources;
+  std::chrono::milliseconds recovery_bound{3000};
+  time_point workload_end{};
+  bool fencing = true;   ///< run (b) and (c)
+  bool recovery = true;  ///< run (e)
+};
+
+struct check_report {
+  std::vector<violation> violations;
+  std::size_t acquisitions = 0;      ///< successful acquisitions checked by (a)
+  std::size_t attempts = 0;          ///< acquisition operations of any outcome
+  std::size_t writes_accepted = 0, writes_rejected = 0;
+  std::size_t recovery_periods = 0;
+  std::map<std::string, std::size_t> by_checker;  ///< violations per checker
+};
+/// Runs (a)-(e) over `ops` (deadlines already resolved); (f) is separate
+/// because it reads the masters.
+check_report check_all(const std::vector<op>& ops, const check_config& config);
+
+}  // namespace redlock::fault

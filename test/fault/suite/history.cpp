@@ -1,0 +1,89 @@
+#include "history.hpp"
+
+#include <algorithm>
+#include <ostream>
+#include <sstream>
+
+namespace redlock::fault {
+
+std::size_t history::invoke(op o) {
+  std::lock_guard g(mutex_);
+  o.id = ops_.size();
+  ops_.push_back(std::move(o));
+  return ops_.back().id;
+}
+
+void history::complete(std::size_t id, time_point at, outcome r, std::string detail) {
+  std::lock_guard g(mutex_);
+  auto& o = ops_.at(id);
+  o.completion = at;
+  o.result = r;
+  if (!detail.empty()) o.detail = std::move(detail);
+}
+
+std::vector<op> history::snapshot() const {
+  std::lock_guard g(mutex_);
+  return ops_;
+}
+
+std::size_t history::size() const {
+  std::lock_guard g(mutex_);
+  return ops_.size();
+}
+
+const char* to_string(op_kind k) {
+  switch (k) {
+    case op_kind::acquire: return "acquire";
+    case op_kind::release: return "release";
+    case op_kind::write: return "write";
+    case op_kind::fault: return "fault";
+  }
+  return "?";
+}
+
+const char* to_string(outcome r) {
+  switch (r) {
+    case outcome::ok: return "ok";
+    case outcome::fail: return "fail";
+    case outcome::unknown: return "unknown";
+  }
+  return "?";
+}
+
+double ms_since(time_point origin, time_point t) {
+  return std::chrono::duration<double, std::milli>(t - origin).count();
+}
+
+std::string describe(const op& o, time_point print_origin) {
+  std::ostringstream os;
+  os.setf(std::ios::fixed);
+  os.precision(1);
+  os << "#" << o.id << " " << (o.client < 0 ? std::string("nemesis") : "c" + std::to_string(o.client)) << " "
+     << to_string(o.kind) << " " << o.resource << " [" << ms_since(print_origin, o.invoke) << " .. ";
+  if (o.completion)
+    os << ms_since(print_origin, *o.completion);
+  else
+    os << "never";
+  os << "] " << to_string(o.result);
+  if (o.valid_until) os << " valid_until=" << ms_since(print_origin, *o.valid_until);
+  if (o.fence) os << " fence=" << *o.fence;
+  if (o.token) os << " token=" << *o.token;
+  if (o.acquire_op) os << " of #" << *o.acquire_op;
+  if (!o.detail.empty()) os << " (" << o.detail << ")";
+  return os.str();
+}
+
+std::ostream& operator<<(std::ostream& os, const op& o) { return os << describe(o, time_point{}); }
+
+time_point origin_of(const std::vector<op>& ops) {
+  time_point t = time_point::max();
+  for (auto& o : ops) t = std::min(t, o.invoke);
+  return ops.empty() ? time_point{} : t;
+}
+
+void dump(std::ostream& os, const std::vector<op>& ops) {
+  auto origin = origin_of(ops);
+  for (auto& o : ops) os << describe(o, origin) << "\n";
+}
+
+}  // namespace redlock::fault

@@ -1,0 +1,103 @@
+// The history model of the fault-injection suite: every operation a client or
+// the nemesis performed, with its invoke and completion times on ONE clock
+// (std::chrono::steady_clock of the test process) and its outcome. Pure data
+// plus a thread-safe recorder; the checkers (checkers.hpp) read it.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <iosfwd>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace redlock::fault {
+
+using steady = std::chrono::steady_clock;
+using time_point = steady::time_point;
+
+enum class op_kind : std::uint8_t {
+  acquire,  ///< a (fenced) acquisition
+  release,  ///< a release of a lock this client acquired
+  write,    ///< a fenced_store write with the acquisition's token
+  fault,    ///< a nemesis fault: invoke = injected, completion = healed
+};
+
+enum class outcome : std::uint8_t {
+  ok,       ///< acquired / released / write accepted / fault healed
+  fail,     ///< refused (not acquired, not held, write rejected as stale)
+  unknown,  ///< no answer in time (timeout, lost connection, guard expired)
+};
+
+struct op {
+  std::size_t id = 0;       ///< position in the history (set by the recorder)
+  int client = -1;          ///< client id; -1 for the nemesis
+  std::string resource;     ///< lock name (faults: the fault type)
+  op_kind kind = op_kind::acquire;
+  time_point invoke{};
+  std::optional<time_point> completion;  ///< nullopt: never completed (a hang)
+  outcome result = outcome::unknown;
+  std::string detail;       ///< error text, fault targets, ...
+
+  // ---- acquisitions (result == ok) ----
+  /// End of the validity window converted to the test's steady clock
+  /// (lock::valid_until() itself when the client used the steady clock).
+  std::optional<time_point> valid_until;
+  /// lock::valid_until() as the client's clock reads it, and which injected
+  /// clock that is (-1: the steady clock); resolve_deadlines() converts.
+  std::optional<time_point> valid_until_client;
+  int clock = -1;
+  std::optional<std::uint64_t> fence;  ///< fencing token
+
+  // ---- releases and writes ----
+  std::optional<std::size_t> acquire_op;  ///< the acquisition this op belongs to
+  std::optional<std::uint64_t> token;     ///< write: the token sent
+};
+
+/// Thread-safe, append-only record of one run.
+class history {
+ public:
+  /// Appends `o` (its id is overwritten) and returns its id.
+  std::size_t invoke(op o);
+  /// Sets completion time and outcome of op `id`.
+  void complete(std::size_t id, time_point at, outcome r, std::string detail = {});
+  /// Any other change to op `id`, under the lock.
+  template <typename F>
+  void update(std::size_t id, F&& f) {
+    std::lock_guard g(mutex_);
+    f(ops_.at(id));
+  }
+  std::vector<op> snapshot() const;
+  std::size_t size() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<op> ops_;
+};
+
+const char* to_string(op_kind k);
+const char* to_string(outcome r);
+/// One line describing `o`, times in ms relative to `origin`.
+std::string describe(const op& o, time_point origin);
+std::ostream& operator<<(std::ostream& os, const op& o);  // origin: steady epoch
+/// The earliest invoke time in `ops` (the origin for printing).
+time_point origin_of(const std::vector<op>& ops);
+
+/// Milliseconds of `t` relative to `origin`, for printing.
+double ms_since(time_point origin, time_point t);
+
+/// Converts valid_until_client to valid_until for every acquisition that has
+/// one: `to_steady(clock, t)` maps a reading `t` of injected clock `clock` to
+/// the first steady time at which that clock showed `t` (or later).
+template <typename F>
+void resolve_deadlines(std::vector<op>& ops, F&& to_steady) {
+  for (auto& o : ops)
+    if (o.valid_until_client) o.valid_until = o.clock < 0 ? *o.valid_until_client : to_steady(o.clock, *o.valid_until_client);
+}
+
+/// Writes the history as text, one op per line, times relative to origin_of().
+void dump(std::ostream& os, const std::vector<op>& ops);
+
+}  // namespace redlock::fault

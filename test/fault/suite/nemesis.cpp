@@ -1,0 +1,522 @@
+#include "nemesis.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <functional>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+#include <thread>
+#include <unistd.h>
+
+namespace redlock::fault {
+
+using namespace std::chrono_literals;
+using std::chrono::milliseconds;
+
+const char* name(fault_type t) {
+  switch (t) {
+    case fault_type::sigstop: return "sigstop";
+    case fault_type::kill9_aof_restart: return "kill9-aof-restart";
+    case fault_type::delayed_restart: return "delayed-restart";
+    case fault_type::client_pause_write: return "client-pause-write";
+    case fault_type::latency: return "latency";
+    case fault_type::blackhole: return "blackhole";
+    case fault_type::reset: return "reset";
+    case fault_type::slicing: return "slicing";
+    case fault_type::proxy_down: return "proxy-down";
+    case fault_type::partition: return "partition";
+    case fault_type::server_clock_fast_bounded: return "server-clock-fast-bounded";
+    case fault_type::server_clock_slow: return "server-clock-slow";
+    case fault_type::server_clock_back_jump: return "server-clock-back-jump";
+    case fault_type::client_clock_jump: return "client-clock-jump";
+    case fault_type::client_clock_fast: return "client-clock-fast";
+    case fault_type::client_clock_slow_bounded: return "client-clock-slow-bounded";
+    case fault_type::holder_pause: return "holder-pause";
+    case fault_type::immediate_restart_wipe: return "UNSAFE-immediate-restart-wipe";
+    case fault_type::server_clock_fast: return "UNSAFE-server-clock-fast";
+    case fault_type::server_clock_forward_jump: return "UNSAFE-server-clock-forward-jump";
+    case fault_type::client_clock_slow: return "UNSAFE-client-clock-slow";
+  }
+  return "?";
+}
+
+bool is_safe(fault_type t) {
+  switch (t) {
+    case fault_type::immediate_restart_wipe:
+    case fault_type::server_clock_fast:
+    case fault_type::server_clock_forward_jump:
+    case fault_type::client_clock_slow:
+      return false;
+    default:
+      return true;
+  }
+}
+
+std::vector<fault_type> safe_fault_types(const cluster_options& c, const workload_options& w) {
+  std::vector<fault_type> out{fault_type::sigstop, fault_type::client_pause_write};
+  if (c.aof) out.push_back(fault_type::kill9_aof_restart);
+  if (c.proxies && c.listen_ip.empty()) {
+    out.insert(out.end(), {fault_type::latency, fault_type::blackhole, fault_type::reset, fault_type::slicing,
+                           fault_type::proxy_down, fault_type::partition, fault_type::delayed_restart});
+  }
+  if (c.clock_shim) {
+    out.insert(out.end(), {fault_type::server_clock_fast_bounded, fault_type::server_clock_back_jump});
+    // A slow master clock falls behind; a later quick restart (whose shim
+    // starts again from the file's offset) would step it forward: unsafe.
+    // So slow clocks only where there are no quick restarts.
+    if (!c.aof) out.push_back(fault_type::server_clock_slow);
+  }
+  if (w.injected_clocks)
+    out.insert(out.end(),
+               {fault_type::client_clock_jump, fault_type::client_clock_fast, fault_type::client_clock_slow_bounded});
+  if (w.fenced) out.push_back(fault_type::holder_pause);
+  return out;
+}
+
+// ---- nemesis ------------------------------------------------------------------
+
+struct nemesis::active {
+  fault_type type;
+  std::size_t op = 0;
+  std::vector<std::size_t> masters;
+  int client = -1;
+  time_point not_before{};  // heal no earlier (delayed restart)
+  std::function<void()> heal;
+  bool exclusive = false;
+  bool healed = false;
+};
+
+nemesis::nemesis(cluster& c, workload& w, history& h, nemesis_options o)
+    : cluster_(c), workload_(w), history_(h), options_(std::move(o)), rng_(options_.seed) {}
+
+nemesis::~nemesis() {
+  try {
+    heal_all();
+  } catch (...) {
+  }
+}
+
+template <typename T>
+T nemesis::uniform(T lo, T hi) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::uniform_real_distribution<T>(lo, hi)(rng_);
+  } else {
+    if (hi <= lo) return lo;
+    return std::uniform_int_distribution<T>(lo, hi)(rng_);
+  }
+}
+
+std::vector<std::size_t> nemesis::free_masters() const {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < cluster_.size(); ++i) {
+    bool busy = false;
+    for (auto& a : active_)
+      if (!a.healed && std::find(a.masters.begin(), a.masters.end(), i) != a.masters.end()) busy = true;
+    if (!busy) out.push_back(i);
+  }
+  return out;
+}
+
+std::vector<std::size_t> nemesis::pick(std::vector<std::size_t> from, std::size_t n) {
+  std::shuffle(from.begin(), from.end(), rng_);
+  from.resize(std::min(n, from.size()));
+  std::sort(from.begin(), from.end());
+  return from;
+}
+
+void nemesis::sleep_until(time_point t) {
+  while (!stop_ && steady::now() < t) std::this_thread::sleep_for(std::min<steady::duration>(t - steady::now(), 10ms));
+}
+
+std::size_t nemesis::inject(fault_type t, const std::vector<std::size_t>& masters, int client) {
+  return apply(t, masters, client);
+}
+
+void nemesis::heal(std::size_t index) {
+  auto& a = active_.at(index);
+  if (a.healed) return;
+  if (steady::now() < a.not_before) {
+    auto until = a.not_before;
+    while (steady::now() < until) std::this_thread::sleep_for(5ms);
+  }
+  a.heal();
+  a.healed = true;
+  history_.complete(a.op, steady::now(), outcome::ok);
+}
+
+void nemesis::heal_all() {
+  for (std::size_t i = active_.size(); i-- > 0;) heal(i);
+}
+
+std::size_t nemesis::apply(fault_type t, std::vector<std::size_t> masters, int client) {
+  active a;
+  a.type = t;
+  a.masters = masters;
+  a.client = client;
+  std::ostringstream detail;
+  if (!masters.empty()) {
+    detail << "masters";
+    for (auto m : masters) detail << " m" << m;
+  }
+  if (client >= 0) detail << "client c" << client;
+  auto& w = workload_;
+  auto& c = cluster_;
+  auto each = [&](auto f) {
+    for (auto m : masters) f(m);
+  };
+  auto proxies_heal = [&c, masters] {
+    for (auto m : masters) c.proxy(m)->heal();
+  };
+  double drift = w.options().drift_factor;
+  auto now = steady::now();
+  switch (t) {
+    case fault_type::sigstop:
+      each([&](auto m) { c.master(m).pause(); });
+      a.heal = [&c, masters] {
+        for (auto m : masters) c.master(m).resume();
+      };
+      break;
+    case fault_type::kill9_aof_restart:
+      each([&](auto m) { c.master(m).kill9(); });
+      a.heal = [&c, masters] {
+        for (auto m : masters) c.master(m).restart(false);
+      };
+      break;
+    case fault_type::delayed_restart: {
+      // Out of service for longer than any TTL (plus the drift allowance and
+      // slow client clocks): every window that counted on it has ended.
+      auto away = milliseconds(static_cast<long long>(w.options().ttl_max.count() * 1.25)) + 300ms;
+      a.not_before = now + away;
+      a.exclusive = true;
+      each([&](auto m) {
+        c.proxy(m)->set_down(true);
+        c.master(m).kill9();
+      });
+      detail << " away >= " << away.count() << " ms";
+      a.heal = [&c, &w, masters] {
+        for (auto m : masters) c.master(m).restart(true);  // no data at all
+        // Operations procedure for fencing (docs/fencing.md): a master that
+        // lost its counters gets the maximum of the others' before clients
+        // can reach it again.
+        if (w.options().fenced) {
+          for (auto& r : w.resources()) {
+            auto fence_key = "{" + w.key(r) + "}:fence";
+            long long best = 0;
+            for (std::size_t o = 0; o < c.size(); ++o) {
+              if (std::find(masters.begin(), masters.end(), o) != masters.end()) continue;
+              auto v = c.master(o).command({"GET", fence_key});
+              if (v != "(nil)") best = std::max(best, std::stoll(v));
+            }
+            for (auto m : masters) c.master(m).command({"SET", fence_key, std::to_string(best)});
+          }
+        }
+        for (auto m : masters) c.proxy(m)->heal();
+      };
+      break;
+    }
+    case fault_type::immediate_restart_wipe:
+      each([&](auto m) { c.master(m).restart(true); });
+      a.heal = [] {};
+      break;
+    case fault_type::client_pause_write: {
+      auto ms = uniform<long long>(200, 2000);
+      each([&](auto m) { c.master(m).command({"CLIENT", "PAUSE", std::to_string(ms), "WRITE"}); });
+      detail << " for up to " << ms << " ms";
+      a.heal = [&c, masters] {
+        for (auto m : masters) c.master(m).command({"CLIENT", "UNPAUSE"});
+      };
+      break;
+    }
+    case fault_type::latency: {
+      auto l = uniform<long long>(1, 80), j = uniform<long long>(0, l);
+      each([&](auto m) { c.proxy(m)->set_latency(direction::both, milliseconds(l), milliseconds(j)); });
+      detail << " " << l << " +/- " << j << " ms";
+      a.heal = proxies_heal;
+      break;
+    }
+    case fault_type::blackhole: {
+      auto d = uniform<int>(0, 1) ? direction::client_to_server : direction::server_to_client;
+      each([&](auto m) { c.proxy(m)->set_blackhole(d); });
+      detail << (d == direction::client_to_server ? " requests" : " replies");
+      a.heal = proxies_heal;
+      break;
+    }
+    case fault_type::reset: {
+      auto after = uniform<long long>(0, 30);
+      auto p = uniform<double>(0.3, 1.0);
+      each([&](auto m) { c.proxy(m)->set_reset(direction::both, milliseconds(after), p); });
+      detail << " after " << after << " ms, p " << std::setprecision(2) << p;
+      a.heal = proxies_heal;
+      break;
+    }
+    case fault_type::slicing: {
+      auto piece = uniform<std::size_t>(1, 16);
+      auto delay = uniform<long long>(0, 3);
+      each([&](auto m) { c.proxy(m)->set_slicing(direction::both, piece, milliseconds(delay)); });
+      detail << " " << piece << " B pieces every " << delay << " ms";
+      a.heal = proxies_heal;
+      break;
+    }
+    case fault_type::proxy_down:
+      each([&](auto m) { c.proxy(m)->set_down(true); });
+      a.heal = proxies_heal;
+      break;
+    case fault_type::partition:
+      each([&](auto m) { c.proxy(m)->set_blackhole(direction::both); });
+      detail << (masters.size() >= c.quorum() ? " (majority)" : " (minority)");
+      a.heal = proxies_heal;
+      break;
+    case fault_type::server_clock_fast_bounded:
+    case fault_type::server_clock_slow:
+    case fault_type::server_clock_fast: {
+      double rate = t == fault_type::server_clock_fast_bounded ? 1.0 + 0.4 * drift
+                    : t == fault_type::server_clock_slow       ? uniform<double>(0.5, 0.95)
+                                                               : 10.0;
+      each([&](auto m) { c.clock(m)->set_rate(rate); });
+      detail << " rate " << std::setprecision(6) << rate;
+      a.heal = [&c, masters] {
+        for (auto m : masters) c.clock(m)->set_rate(1.0);
+      };
+      break;
+    }
+    case fault_type::server_clock_back_jump:
+    case fault_type::server_clock_forward_jump: {
+      auto j = t == fault_type::server_clock_back_jump ? -uniform<long long>(100, 1000) : uniform<long long>(2000, 5000);
+      each([&](auto m) { c.clock(m)->set_offset(c.clock(m)->offset() + milliseconds(j)); });
+      detail << " by " << j << " ms (not undone)";
+      a.heal = [] {};  // stepping back again would be a forward step
+      break;
+    }
+    case fault_type::client_clock_jump: {
+      auto j = uniform<long long>(50, 2000);
+      w.clock(static_cast<std::size_t>(client)).jump(milliseconds(j));
+      detail << " +" << j << " ms";
+      a.heal = [] {};
+      break;
+    }
+    case fault_type::client_clock_fast:
+    case fault_type::client_clock_slow_bounded:
+    case fault_type::client_clock_slow: {
+      double rate = t == fault_type::client_clock_fast           ? uniform<double>(1.5, 4.0)
+                    : t == fault_type::client_clock_slow_bounded ? 1.0 - 0.4 * drift
+                                                                 : 0.5;
+      auto& clk = w.clock(static_cast<std::size_t>(client));
+      clk.set_rate(rate);
+      detail << " rate " << std::setprecision(6) << rate;
+      a.heal = [&clk] { clk.set_rate(1.0); };
+      break;
+    }
+    case fault_type::holder_pause:
+      w.set_holder_pause(static_cast<std::size_t>(client), true);
+      a.heal = [&w, client] { w.set_holder_pause(static_cast<std::size_t>(client), false); };
+      break;
+  }
+  op o;
+  o.kind = op_kind::fault;
+  o.resource = name(t);
+  o.detail = detail.str();
+  o.invoke = now;
+  a.op = history_.invoke(o);
+  ++injected_;
+  active_.push_back(std::move(a));
+  return active_.size() - 1;
+}
+
+bool nemesis::pick_and_apply(fault_type t) {
+  auto n = cluster_.size(), q = cluster_.quorum();
+  auto free = free_masters();
+  switch (t) {
+    case fault_type::client_clock_jump:
+    case fault_type::client_clock_fast:
+    case fault_type::client_clock_slow_bounded:
+    case fault_type::client_clock_slow:
+    case fault_type::holder_pause: {
+      std::vector<std::size_t> clients;
+      for (std::size_t i = 0; i < workload_.clients(); ++i) {
+        bool busy = false;
+        for (auto& a : active_)
+          if (!a.healed && a.client == static_cast<int>(i)) busy = true;
+        if (!busy) clients.push_back(i);
+      }
+      if (clients.empty()) return false;
+      apply(t, {}, static_cast<int>(pick(clients, 1).front()));
+      return true;
+    }
+    case fault_type::delayed_restart:
+      // Alone, and on a minority only: the fence counters are restored from
+      // the other masters, which must include one of every raise quorum.
+      if (free.size() != n) return false;
+      apply(t, pick(free, uniform<std::size_t>(1, n - q)), -1);
+      return true;
+    case fault_type::partition: {
+      bool majority = uniform<int>(0, 1) == 1;
+      auto k = majority ? uniform<std::size_t>(q, n) : uniform<std::size_t>(1, n - q);
+      if (free.size() < k) return false;
+      apply(t, pick(free, k), -1);
+      return true;
+    }
+    default: {
+      if (free.empty()) return false;
+      // Mostly a minority (progress continues), sometimes up to every master.
+      auto k = uniform<int>(0, 9) < 6 ? uniform<std::size_t>(1, n - q) : uniform<std::size_t>(1, n);
+      apply(t, pick(free, k), -1);
+      return true;
+    }
+  }
+}
+
+void nemesis::run_until(time_point end) {
+  while (!stop_ && steady::now() < end) {
+    auto roll = uniform<double>(0.0, 1.0);
+    std::size_t count = roll < options_.p_three ? 3 : roll < options_.p_three + options_.p_two ? 2 : 1;
+    auto first = active_.size();
+    for (std::size_t i = 0; i < count; ++i) {
+      auto t = options_.types.at(uniform<std::size_t>(0, options_.types.size() - 1));
+      bool exclusive_running = false;
+      for (std::size_t k = first; k < active_.size(); ++k) exclusive_running |= active_[k].exclusive;
+      if (exclusive_running) break;
+      pick_and_apply(t);
+    }
+    auto d = milliseconds(uniform<long long>(options_.duration_min.count(), options_.duration_max.count()));
+    sleep_until(std::min(end, steady::now() + d));
+    for (std::size_t k = active_.size(); k-- > first;) heal(k);
+    auto quiet = uniform<double>(0.0, 1.0) < options_.p_long_quiet
+                     ? options_.long_quiet
+                     : milliseconds(uniform<long long>(options_.quiet_min.count(), options_.quiet_max.count()));
+    sleep_until(steady::now() + quiet);
+  }
+  heal_all();
+}
+
+// ---- rounds -------------------------------------------------------------------
+
+round_config safe_round(std::uint64_t seed, milliseconds duration) {
+  round_config r;
+  r.seed = seed;
+  r.duration = duration;
+  r.cluster.masters = seed % 2 == 1 ? 5 : 3;
+  r.cluster.aof = true;
+  r.cluster.proxies = true;
+  r.cluster.clock_shim = true;
+  r.cluster.seed = seed;
+  r.workload.seed = seed;
+  r.workload.key_prefix = "s" + std::to_string(seed) + ":";
+  r.nemesis.seed = seed;
+  r.nemesis.types = safe_fault_types(r.cluster, r.workload);
+  r.nemesis.long_quiet = r.recovery_bound + 300ms;
+  r.tail = r.recovery_bound + 600ms;
+  return r;
+}
+
+std::map<std::string, fault_stats> fault_figures(const std::vector<op>& ops) {
+  std::map<std::string, fault_stats> out;
+  std::vector<time_point> acquired;
+  for (auto& o : ops)
+    if (o.kind == op_kind::acquire && o.result == outcome::ok && o.completion) acquired.push_back(*o.completion);
+  std::sort(acquired.begin(), acquired.end());
+  for (auto& o : ops) {
+    if (o.kind != op_kind::fault) continue;
+    auto& s = out[o.resource];
+    ++s.injected;
+    auto end = o.completion.value_or(o.invoke);
+    s.total_ms += ms_since(o.invoke, end);
+    s.acquisitions_during += static_cast<std::size_t>(std::upper_bound(acquired.begin(), acquired.end(), end) -
+                                                      std::lower_bound(acquired.begin(), acquired.end(), o.invoke));
+  }
+  return out;
+}
+
+round_result run_round(const round_config& cfg) {
+  auto t0 = steady::now();
+  round_result out;
+  out.seed = cfg.seed;
+  cluster c(cfg.cluster);
+  history h;
+  workload w(cfg.workload, c.uris(), c.storage_uri(), h);
+  nemesis n(c, w, h, cfg.nemesis);
+  w.start();
+  auto start = steady::now();
+  auto end = start + cfg.duration;
+  auto nemesis_end = end - cfg.tail;
+  std::thread chaos([&] { n.run_until(nemesis_end); });
+  while (steady::now() < end) std::this_thread::sleep_for(20ms);
+  n.stop();
+  chaos.join();
+  n.heal_all();
+  auto workload_end = w.stop();
+  c.heal_all();
+  out.faults_injected = n.injected();
+
+  // Every client released (or gave up); wait for every TTL, including keys a
+  // backward server clock step kept alive a little longer.
+  auto wait = cfg.workload.ttl_max * 12 / 10 + 1000ms + 300ms;
+  std::this_thread::sleep_for(wait);
+  if (cfg.residue) out.residue = check_residue(c.keys());
+
+  out.ops = h.snapshot();
+  resolve_deadlines(out.ops, [&](int clock, time_point t) { return w.to_steady(clock, t); });
+  check_config cc;
+  cc.bounds = w.bounds();
+  cc.resources = w.resources();
+  cc.recovery_bound = cfg.recovery_bound;
+  cc.workload_end = workload_end;
+  cc.fencing = cfg.workload.fenced;
+  out.report = check_all(out.ops, cc);
+  out.faults = fault_figures(out.ops);
+  out.seconds = std::chrono::duration<double>(steady::now() - t0).count();
+  return out;
+}
+
+// ---- summary ------------------------------------------------------------------
+
+void tally::add(const round_result& r) {
+  ++histories;
+  acquisitions += r.report.acquisitions;
+  attempts += r.report.attempts;
+  writes_accepted += r.report.writes_accepted;
+  writes_rejected += r.report.writes_rejected;
+  recovery_periods += r.report.recovery_periods;
+  faults += r.faults_injected;
+  violations += r.violations();
+  for (auto& [k, v] : r.report.by_checker) by_checker[k] += v;
+  if (!r.residue.empty()) by_checker["residue"] += r.residue.size();
+  for (auto& [k, s] : r.faults) {
+    auto& t = by_type[k];
+    t.injected += s.injected;
+    t.total_ms += s.total_ms;
+    t.acquisitions_during += s.acquisitions_during;
+  }
+}
+
+void tally::print(std::ostream& os) const {
+  os << "fault figures by type (injected, total active time, acquisitions completed while active):\n";
+  for (auto& [k, s] : by_type)
+    os << "  " << std::left << std::setw(34) << k << std::right << std::setw(6) << s.injected << " x  "
+       << std::setw(9) << std::fixed << std::setprecision(1) << s.total_ms / 1000.0 << " s  " << std::setw(7)
+       << s.acquisitions_during << " acquisitions\n";
+  os << "  attempts " << attempts << ", writes accepted " << writes_accepted << ", stale writes rejected "
+     << writes_rejected << ", recovery periods judged " << recovery_periods << "\n";
+  if (!by_checker.empty()) {
+    os << "  violations by checker:";
+    for (auto& [k, v] : by_checker) os << " " << k << "=" << v;
+    os << "\n";
+  }
+  os << "fault suite: " << histories << " histories, " << acquisitions << " acquisitions checked, " << faults
+     << " faults injected, " << violations << " violations" << std::endl;
+}
+
+void report_failure(std::ostream& os, const round_result& r, const std::string& reproduce, std::size_t limit) {
+  os << "FAULT SUITE FAILURE: seed " << r.seed << ", " << r.violations() << " violations\n";
+  std::size_t shown = 0;
+  for (auto* list : {&r.report.violations, &r.residue})
+    for (auto& v : *list)
+      if (shown++ < limit) os << "  " << v << "\n";
+  std::string path = "/tmp/redlock-fault-seed" + std::to_string(r.seed) + "-" + std::to_string(::getpid()) + ".history";
+  std::ofstream f(path);
+  dump(f, r.ops);
+  os << "  history: " << path << "\n";
+  os << "  reproduce: " << reproduce << std::endl;
+}
+
+}  // namespace redlock::fault

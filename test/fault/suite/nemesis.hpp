@@ -1,0 +1,163 @@
+// The nemesis: injects faults drawn from a seeded std::mt19937_64 into a
+// cluster and a workload, each for a random duration, then heals them, and
+// records every fault in the history (kind fault: invoke = injected,
+// completion = healed). The fault schedule (types, targets, parameters,
+// durations, quiet periods) is a function of the seed alone; the interleaving
+// with the workload is not (real threads, real servers).
+//
+// run_round() is one whole history: servers, workload, nemesis, final heal,
+// wait for the TTLs, and every checker.
+#pragma once
+
+#include "checkers.hpp"
+#include "cluster.hpp"
+#include "history.hpp"
+#include "workload.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <iosfwd>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace redlock::fault {
+
+enum class fault_type {
+  // process faults on masters
+  sigstop,             ///< SIGSTOP, healed by SIGCONT
+  kill9_aof_restart,   ///< kill -9, healed by a restart from the AOF (appendfsync always)
+  delayed_restart,     ///< kill -9, restart EMPTY only after more than the max TTL; fence counters
+                       ///< restored from the other masters before clients may reach it again
+  client_pause_write,  ///< CLIENT PAUSE <ms> WRITE, healed by CLIENT UNPAUSE
+  // network faults (fault_proxy in front of the masters)
+  latency,     ///< latency + jitter on both directions (sometimes beyond the node timeout)
+  blackhole,   ///< one direction held, delivered late on heal
+  reset,       ///< connections aborted with RST
+  slicing,     ///< bytes written in small pieces with delays
+  proxy_down,  ///< listener closed, live connections reset
+  partition,   ///< both directions held for a minority or a majority of masters
+  // server clocks (clock shim)
+  server_clock_fast_bounded,  ///< rate 1 + 0.4 * drift_factor (within the allowance)
+  server_clock_slow,          ///< rate 0.5 .. 0.95 (keys live longer)
+  server_clock_back_jump,     ///< wall clock steps back 0.1 .. 1 s (never stepped forward again)
+  // client clocks (injected drift_clock)
+  client_clock_jump,          ///< forward jump 50 .. 2000 ms
+  client_clock_fast,          ///< rate 1.5 .. 4
+  client_clock_slow_bounded,  ///< rate 1 - 0.4 * drift_factor
+  // client process
+  holder_pause,  ///< a holder sleeps past its validity, then writes (stale write)
+  // ---- KNOWN UNSAFE: outside the assumptions of docs/safety.md ----
+  immediate_restart_wipe,     ///< kill -9 and restart at once with no data
+  server_clock_fast,          ///< rate 10
+  server_clock_forward_jump,  ///< wall clock steps forward 2 .. 5 s
+  client_clock_slow,          ///< rate 0.5
+};
+
+const char* name(fault_type t);
+bool is_safe(fault_type t);
+/// The safe fault types usable with these servers and clients.
+std::vector<fault_type> safe_fault_types(const cluster_options& c, const workload_options& w);
+
+struct nemesis_options {
+  std::uint64_t seed = 1;
+  std::vector<fault_type> types;  ///< drawn uniformly
+  std::chrono::milliseconds duration_min{30}, duration_max{700};
+  double p_two = 0.3, p_three = 0.1;  ///< chance of 2 or 3 concurrent faults
+  std::chrono::milliseconds quiet_min{20}, quiet_max{250};
+  double p_long_quiet = 0.12;            ///< chance of a quiet period long enough for check (e)
+  std::chrono::milliseconds long_quiet{3300};
+};
+
+struct fault_stats {
+  std::size_t injected = 0;
+  double total_ms = 0;
+  std::size_t acquisitions_during = 0;  ///< acquisitions that completed while it was active
+};
+
+class nemesis {
+ public:
+  nemesis(cluster& c, workload& w, history& h, nemesis_options o);
+  ~nemesis();
+  /// Blocking: injects and heals faults until `end` (or stop()); heals all.
+  void run_until(time_point end);
+  void stop() { stop_ = true; }
+
+  /// Scripted use: injects one fault of type `t` on the given masters or
+  /// client now, records it, and returns its index for heal().
+  std::size_t inject(fault_type t, const std::vector<std::size_t>& masters, int client = -1);
+  void heal(std::size_t index);
+  void heal_all();
+  std::size_t injected() const { return injected_; }
+
+ private:
+  struct active;
+  std::size_t apply(fault_type t, std::vector<std::size_t> masters, int client);
+  bool pick_and_apply(fault_type t);
+  std::vector<std::size_t> free_masters() const;
+  std::vector<std::size_t> pick(std::vector<std::size_t> from, std::size_t n);
+  void sleep_until(time_point t);
+  template <typename T>
+  T uniform(T lo, T hi);
+
+  cluster& cluster_;
+  workload& workload_;
+  history& history_;
+  nemesis_options options_;
+  std::mt19937_64 rng_;
+  std::vector<active> active_;
+  std::atomic<bool> stop_{false};
+  std::size_t injected_ = 0;
+};
+
+// ---- one whole history ------------------------------------------------------
+struct round_config {
+  std::uint64_t seed = 1;
+  std::chrono::milliseconds duration{30000};  ///< workload run time, tail included
+  std::chrono::milliseconds tail{3600};       ///< fault-free time at the end
+  cluster_options cluster;
+  workload_options workload;
+  nemesis_options nemesis;
+  std::chrono::milliseconds recovery_bound{3000};
+  bool residue = true;  ///< run check (f) at the end
+};
+
+/// The configuration of a safe nemesis run for `seed`: N = 3 or 5 (by seed),
+/// AOF masters under the clock shim behind fault proxies, 4 clients x 3
+/// resources, every safe fault type.
+round_config safe_round(std::uint64_t seed, std::chrono::milliseconds duration);
+
+struct round_result {
+  std::uint64_t seed = 0;
+  check_report report;
+  std::vector<violation> residue;
+  std::map<std::string, fault_stats> faults;  ///< by fault type
+  std::size_t faults_injected = 0;
+  std::vector<op> ops;
+  double seconds = 0;
+  std::size_t violations() const { return report.violations.size() + residue.size(); }
+};
+
+round_result run_round(const round_config& config);
+
+/// Fault statistics by type from a history.
+std::map<std::string, fault_stats> fault_figures(const std::vector<op>& ops);
+
+/// Totals over many histories, for the summary line
+/// "fault suite: H histories, A acquisitions checked, F faults injected, V violations".
+struct tally {
+  std::size_t histories = 0, acquisitions = 0, faults = 0, violations = 0;
+  std::size_t attempts = 0, writes_accepted = 0, writes_rejected = 0, recovery_periods = 0;
+  std::map<std::string, fault_stats> by_type;
+  std::map<std::string, std::size_t> by_checker;
+  void add(const round_result& r);
+  /// The figures by fault type, then the summary line (last).
+  void print(std::ostream& os) const;
+};
+
+/// Prints the violations of `r` (at most `limit`), the seed and how to
+/// reproduce, and writes the whole history to a file whose path it prints.
+void report_failure(std::ostream& os, const round_result& r, const std::string& reproduce, std::size_t limit = 20);
+
+}  // namespace redlock::fault

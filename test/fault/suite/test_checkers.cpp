@@ -1,0 +1,296 @@
+// Each checker of the fault suite against hand-built histories: a BAD one in
+// which it must report the violation, and a good one that must pass.
+#define BOOST_TEST_MODULE unit_fault_checkers
+#include <boost/test/unit_test.hpp>
+
+#include "checkers.hpp"
+
+#include <sstream>
+
+using namespace std::chrono_literals;
+using namespace redlock::fault;
+
+namespace {
+
+// Builds histories with times in ms after an origin.
+struct builder {
+  time_point t0 = steady::now();
+  std::vector<op> ops;
+
+  time_point at(double ms) const {
+    return t0 + std::chrono::duration_cast<steady::duration>(std::chrono::duration<double, std::milli>(ms));
+  }
+  std::size_t push(op o) {
+    o.id = ops.size();
+    ops.push_back(std::move(o));
+    return ops.back().id;
+  }
+  // A successful acquisition [invoke, done] valid until `until`.
+  std::size_t acquire(int client, const std::string& r, double invoke, double done, double until,
+                      std::optional<std::uint64_t> fence = std::nullopt) {
+    op o;
+    o.client = client;
+    o.resource = r;
+    o.kind = op_kind::acquire;
+    o.invoke = at(invoke);
+    o.completion = at(done);
+    o.result = outcome::ok;
+    o.valid_until = at(until);
+    o.fence = fence;
+    return push(o);
+  }
+  std::size_t failed_acquire(int client, const std::string& r, double invoke, double done) {
+    op o;
+    o.client = client;
+    o.resource = r;
+    o.kind = op_kind::acquire;
+    o.invoke = at(invoke);
+    o.completion = at(done);
+    o.result = outcome::fail;
+    return push(o);
+  }
+  std::size_t release(std::size_t acquire_id, double invoke, double done) {
+    op o;
+    o.client = ops[acquire_id].client;
+    o.resource = ops[acquire_id].resource;
+    o.kind = op_kind::release;
+    o.acquire_op = acquire_id;
+    o.invoke = at(invoke);
+    o.completion = at(done);
+    o.result = outcome::ok;
+    return push(o);
+  }
+  std::size_t write(int client, const std::string& r, std::uint64_t token, double invoke, double done, outcome res) {
+    op o;
+    o.client = client;
+    o.resource = r;
+    o.kind = op_kind::write;
+    o.token = token;
+    o.invoke = at(invoke);
+    o.completion = at(done);
+    o.result = res;
+    return push(o);
+  }
+  std::size_t fault(const std::string& type, double invoke, std::optional<double> healed) {
+    op o;
+    o.resource = type;
+    o.kind = op_kind::fault;
+    o.invoke = at(invoke);
+    if (healed) o.completion = at(*healed);
+    o.result = outcome::ok;
+    return push(o);
+  }
+};
+
+std::string text(const std::vector<violation>& v) {
+  std::ostringstream os;
+  for (auto& x : v) os << x << "\n";
+  return os.str();
+}
+
+}  // namespace
+
+// ---- (a) exclusion ------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(exclusion_reports_overlapping_holders) {
+  builder b;
+  auto a1 = b.acquire(0, "r", 0, 2, 100);
+  b.release(a1, 150, 151);                  // released after its validity: window ends at 100
+  auto a2 = b.acquire(1, "r", 40, 60, 300); // begins at 60, inside c0's window
+  auto v = check_exclusion(b.ops);
+  BOOST_TEST_REQUIRE(v.size() == 1u, text(v));
+  BOOST_TEST(v[0].checker == "exclusion");
+  BOOST_TEST((v[0].ops == std::vector<std::size_t>{a1, a2}));
+  BOOST_TEST(v[0].message.find("overlap by 40.000 ms") != std::string::npos, v[0].message);
+}
+
+BOOST_AUTO_TEST_CASE(exclusion_uses_the_release_and_the_deadline) {
+  builder b;
+  // c0 releases at 50 (window [2, 50]); c1 acquires at 55.
+  auto a1 = b.acquire(0, "r", 0, 2, 100);
+  b.release(a1, 50, 52);
+  auto a2 = b.acquire(1, "r", 10, 55, 200);
+  // c1 never releases: its window ends at its deadline 200; c2 begins at 201.
+  b.acquire(2, "r", 150, 201, 400);
+  // Another resource may be held at the same time.
+  b.acquire(3, "other", 0, 60, 300);
+  // A window that is empty (handler ran after the deadline) is no window.
+  b.acquire(3, "r", 0, 210, 205);
+  // Failed acquisitions have no window.
+  b.failed_acquire(0, "r", 60, 80);
+  BOOST_TEST(check_exclusion(b.ops).empty(), text(check_exclusion(b.ops)));
+  (void)a2;
+}
+
+BOOST_AUTO_TEST_CASE(exclusion_sees_overlap_with_an_earlier_long_window) {
+  builder b;
+  b.acquire(0, "r", 0, 1, 1000);   // long window
+  b.acquire(1, "r", 0, 10, 20);    // inside it
+  b.acquire(2, "r", 0, 500, 600);  // also inside the first, not the second
+  auto v = check_exclusion(b.ops);
+  BOOST_TEST(v.size() == 2u, text(v));
+}
+
+// ---- (b) fence order ------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(fence_order_reports_a_token_that_went_backwards) {
+  builder b;
+  auto a1 = b.acquire(0, "r", 0, 1, 50, 7);
+  b.release(a1, 20, 21);
+  auto a2 = b.acquire(1, "r", 22, 25, 80, 5);  // later holder, lower token
+  auto v = check_fence_order(b.ops);
+  BOOST_TEST_REQUIRE(v.size() == 1u, text(v));
+  BOOST_TEST((v[0].ops == std::vector<std::size_t>{a1, a2}));
+  // Equal tokens for two holders are a violation as well.
+  builder e;
+  e.acquire(0, "r", 0, 1, 10, 3);
+  e.acquire(1, "r", 11, 12, 20, 3);
+  BOOST_TEST(check_fence_order(e.ops).size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(fence_order_passes_increasing_tokens_per_resource) {
+  builder b;
+  b.acquire(0, "r", 0, 1, 10, 1);
+  b.acquire(1, "r", 11, 12, 20, 4);  // gaps are fine (failed attempts increment)
+  b.acquire(2, "s", 0, 1, 30, 2);    // another resource has its own order
+  b.acquire(0, "r", 21, 22, 30, 5);
+  b.acquire(0, "s", 31, 32, 40, 3);
+  BOOST_TEST(check_fence_order(b.ops).empty(), text(check_fence_order(b.ops)));
+}
+
+// ---- (c) stale writes -------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(stale_write_accepted_is_reported) {
+  builder b;
+  auto w1 = b.write(1, "r", 9, 0, 2, outcome::ok);
+  auto w2 = b.write(0, "r", 8, 5, 6, outcome::ok);  // after 9 was accepted: must have been refused
+  auto v = check_stale_writes(b.ops);
+  BOOST_TEST_REQUIRE(v.size() == 1u, text(v));
+  BOOST_TEST((v[0].ops == std::vector<std::size_t>{w1, w2}));
+}
+
+BOOST_AUTO_TEST_CASE(unjustified_rejection_is_reported) {
+  builder b;
+  b.write(0, "r", 5, 0, 1, outcome::ok);
+  b.write(1, "r", 6, 2, 3, outcome::fail);  // nothing higher was ever written
+  auto v = check_stale_writes(b.ops);
+  BOOST_TEST(v.size() == 1u, text(v));
+}
+
+BOOST_AUTO_TEST_CASE(stale_writes_good_history) {
+  builder b;
+  b.write(0, "r", 5, 0, 1, outcome::ok);
+  b.write(0, "r", 5, 2, 3, outcome::ok);    // same holder again: equal token accepted
+  b.write(1, "r", 6, 4, 5, outcome::ok);
+  b.write(0, "r", 5, 6, 7, outcome::fail);  // the stale holder is refused
+  // Concurrent with the accepted 8: either order is fine for 7.
+  b.write(2, "r", 8, 10, 20, outcome::ok);
+  b.write(1, "r", 7, 12, 14, outcome::ok);
+  // A rejection justified by a write whose outcome is unknown (it applied).
+  b.write(3, "r", 10, 30, 31, outcome::unknown);
+  b.write(2, "r", 9, 32, 33, outcome::fail);
+  // Other resources are independent.
+  b.write(0, "s", 1, 40, 41, outcome::ok);
+  BOOST_TEST(check_stale_writes(b.ops).empty(), text(check_stale_writes(b.ops)));
+}
+
+// ---- (d) bounded ----------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(bounded_reports_slow_and_unfinished_operations) {
+  builder b;
+  op_bounds bounds{100ms, 50ms, 80ms};
+  b.failed_acquire(0, "r", 0, 150);  // 150 > 100
+  auto a = b.acquire(1, "r", 0, 10, 50);
+  b.release(a, 20, 90);              // 70 > 50
+  op hang;                           // never completed
+  hang.client = 2;
+  hang.resource = "r";
+  hang.kind = op_kind::write;
+  hang.invoke = b.at(5);
+  b.push(hang);
+  auto v = check_bounded(b.ops, bounds);
+  BOOST_TEST(v.size() == 3u, text(v));
+}
+
+BOOST_AUTO_TEST_CASE(bounded_passes_prompt_operations) {
+  builder b;
+  op_bounds bounds{100ms, 50ms, 80ms};
+  b.failed_acquire(0, "r", 0, 99);
+  auto a = b.acquire(1, "r", 0, 10, 50);
+  b.release(a, 20, 60);
+  b.write(1, "r", 1, 11, 90, outcome::ok);
+  b.fault("sigstop", 0, 5000);  // faults are not operations of the library
+  BOOST_TEST(check_bounded(b.ops, bounds).empty(), text(check_bounded(b.ops, bounds)));
+}
+
+// ---- (e) recovery -----------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(recovery_reports_no_acquisition_after_heal) {
+  builder b;
+  b.fault("partition", 0, 100);
+  b.acquire(0, "r", 50, 120, 300);    // r recovered
+  b.failed_acquire(0, "s", 110, 400); // s never acquired again within 500 ms
+  b.acquire(0, "s", 700, 800, 900);   // too late
+  std::size_t judged = 0;
+  auto v = check_recovery(b.ops, {"r", "s"}, 500ms, b.at(5000), &judged);
+  BOOST_TEST(judged == 1u);
+  BOOST_TEST_REQUIRE(v.size() == 1u, text(v));
+  BOOST_TEST(v[0].message.find("resource s") != std::string::npos, v[0].message);
+  // A fault that was never healed is reported too.
+  builder u;
+  u.fault("sigstop", 0, std::nullopt);
+  BOOST_TEST(check_recovery(u.ops, {"r"}, 500ms, u.at(5000)).size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(recovery_good_history_and_unjudged_periods) {
+  builder b;
+  b.fault("sigstop", 0, 100);
+  b.fault("latency", 50, 200);  // overlapping faults: healed at 200
+  b.acquire(0, "r", 150, 250, 300);
+  b.acquire(1, "s", 150, 690, 800);
+  // Healed at 1100, but the next fault starts 200 ms later: not judged.
+  b.fault("reset", 1000, 1100);
+  b.fault("reset", 1300, 1400);
+  // Healed at 1400, the workload ends at 1600: not judged either.
+  std::size_t judged = 0;
+  auto v = check_recovery(b.ops, {"r", "s"}, 500ms, b.at(1600), &judged);
+  BOOST_TEST(v.empty(), text(v));
+  BOOST_TEST(judged == 1u);
+}
+
+// ---- (f) residue -------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(residue_reports_leftover_lock_keys) {
+  std::vector<key_state> keys{{"m0", "fault:res0", 350}, {"m1", "fault:res1", -1}, {"m1", "{fault:res1}:fence", -1}};
+  auto v = check_residue(keys);
+  BOOST_TEST_REQUIRE(v.size() == 2u, text(v));
+  BOOST_TEST(v[1].message.find("no expiry") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(residue_passes_fence_counters_only) {
+  std::vector<key_state> keys{{"m0", "{fault:res0}:fence", -1}, {"m2", "{x}:fence", -1}, {"m1", "gone", -2}};
+  BOOST_TEST(check_residue(keys).empty());
+  BOOST_TEST(is_permanent_key("{a}:fence"));
+  BOOST_TEST(!is_permanent_key("{a}:fence:seen"));
+  BOOST_TEST(!is_permanent_key("a:fence"));
+}
+
+// ---- all at once ---------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(check_all_counts_and_classifies) {
+  builder b;
+  auto a1 = b.acquire(0, "r", 0, 1, 100, 1);
+  b.write(0, "r", 1, 2, 3, outcome::ok);
+  b.release(a1, 4, 5);
+  b.acquire(1, "r", 3, 50, 200, 1);  // overlaps a1? no: a1 released at 4. But token 1 again.
+  b.failed_acquire(2, "r", 0, 10);
+  check_config c;
+  c.resources = {"r"};
+  c.workload_end = b.at(1000);
+  auto r = check_all(b.ops, c);
+  BOOST_TEST(r.acquisitions == 2u);
+  BOOST_TEST(r.attempts == 3u);
+  BOOST_TEST(r.writes_accepted == 1u);
+  BOOST_TEST(r.violations.size() == 1u, text(r.violations));
+  BOOST_TEST(r.by_checker["fence-order"] == 1u);
+}

@@ -1,0 +1,103 @@
+// The workload of the fault suite: M clients x K resources. Every (client,
+// resource) pair is one coroutine that loops: acquire (fenced) -> critical
+// section (a fenced_store write with the token on the storage redis, then a
+// short sleep) -> release, recording every operation in the history. All
+// clients are redlock::async_client on one io_context thread (two when some
+// clients live in a network namespace). Every operation runs under a guard
+// longer than its bound, so nothing can hang the run; an operation cut by the
+// guard is recorded with completion = guard time and is reported by (d).
+#pragma once
+
+#include "checkers.hpp"
+#include "drift_clock.hpp"
+#include "history.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace redlock::fault {
+
+using std::chrono::milliseconds;
+
+struct workload_options {
+  std::size_t clients = 4;
+  std::size_t resources = 3;
+  std::string key_prefix = "fault:";  ///< client_options::key_prefix
+  std::uint64_t seed = 1;
+  milliseconds ttl_min{300}, ttl_max{800};  ///< TTL of each acquisition, uniform
+  milliseconds node_timeout{40};
+  milliseconds wait{250};  ///< acquire_options::wait
+  milliseconds retry_delay{10}, retry_jitter{8};
+  milliseconds hold_max{3};  ///< critical section sleep, uniform in [0, hold_max]
+  double drift_factor = 0.01;
+  bool fenced = true;          ///< fenced acquisitions and storage writes
+  bool injected_clocks = true; ///< each client gets a drift_clock
+  milliseconds store_timeout{500};
+  milliseconds reconnect_max{200};
+  milliseconds stall_timeout{500};
+
+  /// Clients [0, netns_clients) run on a second io thread that entered the
+  /// network namespace at `netns_path` and use netns_uris/netns_storage_uri.
+  std::string netns_path;
+  std::size_t netns_clients = 0;
+  std::vector<std::string> netns_uris;
+  std::string netns_storage_uri;
+};
+
+class workload {
+ public:
+  workload(workload_options o, std::vector<std::string> uris, std::string storage_uri, history& h);
+  ~workload();
+  workload(const workload&) = delete;
+  workload& operator=(const workload&) = delete;
+
+  void start();
+  /// Workers finish their current cycle (releasing) and stop; the clients are
+  /// destroyed. Returns the steady time at which stop was requested.
+  time_point stop();
+
+  const workload_options& options() const { return options_; }
+  const std::vector<std::string>& resources() const { return resources_; }
+  /// The key of resource `r` on the masters (prefix + name).
+  std::string key(const std::string& r) const { return options_.key_prefix + r; }
+  std::size_t clients() const { return options_.clients; }
+
+  /// The injected clock of `client` (injected_clocks only).
+  drift_clock& clock(std::size_t client) { return *clocks_.at(client); }
+  /// While set, `client`'s critical sections sleep past their validity before
+  /// writing: a paused holder (GC, SIGSTOP) whose late write storage must refuse.
+  void set_holder_pause(std::size_t client, bool on) { holder_paused_.at(client)->store(on); }
+
+  /// Maps a valid_until() reading of client clock `clock` to steady time.
+  time_point to_steady(int clock, time_point reading) const;
+  /// Bounds for check_bounded, derived from the options.
+  op_bounds bounds() const;
+
+  /// Counters, for progress output.
+  std::size_t acquired() const { return acquired_.load(); }
+
+ private:
+  struct group;
+  struct client_slot;
+  void run_worker(std::size_t client, std::size_t resource);
+
+  workload_options options_;
+  std::vector<std::string> uris_;
+  std::string storage_uri_;
+  history& history_;
+  std::vector<std::string> resources_;
+  std::vector<std::shared_ptr<drift_clock>> clocks_;
+  std::vector<std::unique_ptr<std::atomic<bool>>> holder_paused_;
+  std::vector<std::unique_ptr<group>> groups_;
+  std::vector<std::unique_ptr<client_slot>> slots_;
+  std::atomic<bool> stop_{false};
+  std::atomic<std::size_t> running_{0};
+  std::atomic<std::size_t> acquired_{0};
+  bool started_ = false, stopped_ = false;
+};
+
+}  // namespace redlock::fault
