@@ -70,7 +70,11 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     // A grant that lands after this attempt was abandoned must be released
     // again: the first release may have run before it on that master.
     round->on_late_yes([self = shared_from_this(), token = token_, attempt = attempts_](std::uint32_t node) {
-      if (self->held_) return self->undo_reentry_on({node});
+      if (self->held_) {
+        // Only a failed re-entry is undone; a late level of a good one stays.
+        if (self->abandoned_) self->undo_reentry_on({node});
+        return;
+      }
       if (self->attempts_ != attempt || self->abandoned_)
         release_everywhere(self->client_, self->options_.kind, self->key_, token);
     });
@@ -106,6 +110,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     std::vector<std::uint32_t> applied;
     for (std::uint32_t i = 0; i < f.outcomes().size(); ++i)
       if (f.outcomes()[i].state == node_state::locked) applied.push_back(i);
+    abandoned_ = true;
     undo_reentry_on(applied);
     error_code why = f.succeeded() ? make_error_code(errc::validity_expired) : f.failure();
     complete(why ? why : make_error_code(errc::not_held), {});

@@ -1,3 +1,128 @@
+// The seeded nemesis over every safe fault type (docs/safety.md assumptions
+// hold): M clients x K resources under random faults, then every checker.
+// Any violation fails the test and prints the seed and the command that
+// reproduces the round.
+//
+// Arguments (after Boost.Test's "--"), or the environment variables in
+// brackets:
+//   --seed S      first seed (REDLOCK_FAULT_SEED, default 1); round i uses S+i
+//   --rounds R    number of rounds (REDLOCK_FAULT_ROUNDS, default 1)
+//   --seconds T   length of each round (REDLOCK_FAULT_SECONDS, default 30)
+//   --minutes M   instead of --rounds: run rounds (of T seconds, default 60)
+//                 until M minutes have passed (REDLOCK_FAULT_MINUTES)
+//   --expect-acquisitions A, --expect-faults F
+//                 fail unless the totals reach these (the CTest run's floor)
+// At exit it prints the figures by fault type and the summary line
+//   fault suite: H histories, A acquisitions checked, F faults injected, V violations
 #define BOOST_TEST_MODULE fault_nemesis
 #include <boost/test/unit_test.hpp>
-BOOST_AUTO_TEST_CASE(placeholder) { BOOST_TEST(true); }
+
+#include "nemesis.hpp"
+
+#include <cstdlib>
+#include <iostream>
+#include <optional>
+#include <string>
+
+using namespace std::chrono_literals;
+using namespace redlock::fault;
+
+namespace {
+
+tally totals;
+
+struct summary_at_exit {
+  void setup() {}
+  void teardown() { totals.print(std::cout); }
+};
+
+struct arguments {
+  std::uint64_t seed = 1;
+  std::size_t rounds = 1;
+  std::optional<double> seconds;
+  std::optional<double> minutes;
+  std::size_t expect_acquisitions = 0, expect_faults = 0;
+  std::string argv0;
+};
+
+arguments parse() {
+  arguments a;
+  auto env = [](const char* n) -> std::optional<std::string> {
+    if (const char* v = std::getenv(n); v && *v) return std::string(v);
+    return std::nullopt;
+  };
+  if (auto v = env("REDLOCK_FAULT_SEED")) a.seed = std::stoull(*v);
+  if (auto v = env("REDLOCK_FAULT_ROUNDS")) a.rounds = std::stoul(*v);
+  if (auto v = env("REDLOCK_FAULT_SECONDS")) a.seconds = std::stod(*v);
+  if (auto v = env("REDLOCK_FAULT_MINUTES")) a.minutes = std::stod(*v);
+  auto& suite = boost::unit_test::framework::master_test_suite();
+  a.argv0 = suite.argc > 0 ? suite.argv[0] : "fault_nemesis";
+  for (int i = 1; i < suite.argc; ++i) {
+    std::string k = suite.argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= suite.argc) throw std::invalid_argument("missing value after " + k);
+      return suite.argv[++i];
+    };
+    if (k == "--seed") a.seed = std::stoull(value());
+    else if (k == "--rounds") a.rounds = std::stoul(value());
+    else if (k == "--seconds") a.seconds = std::stod(value());
+    else if (k == "--minutes") a.minutes = std::stod(value());
+    else if (k == "--expect-acquisitions") a.expect_acquisitions = std::stoul(value());
+    else if (k == "--expect-faults") a.expect_faults = std::stoul(value());
+    else throw std::invalid_argument("unknown argument " + k);
+  }
+  return a;
+}
+
+std::string describe(const round_config& c) {
+  std::ostringstream os;
+  os << "N=" << c.cluster.masters << (c.cluster.aof ? " AOF(always)" : "") << (c.cluster.proxies ? " proxied" : "")
+     << (c.cluster.clock_shim ? " clock-shim" : "") << ", " << c.workload.clients << " clients x "
+     << c.workload.resources << " resources, ttl " << c.workload.ttl_min.count() << ".."
+     << c.workload.ttl_max.count() << " ms, node timeout " << c.workload.node_timeout.count() << " ms, "
+     << c.nemesis.types.size() << " fault types, " << c.duration.count() / 1000.0 << " s";
+  return os.str();
+}
+
+}  // namespace
+
+BOOST_TEST_GLOBAL_FIXTURE(summary_at_exit);
+
+BOOST_AUTO_TEST_CASE(nemesis_safe) {
+  auto args = parse();
+  auto start = steady::now();
+  std::optional<steady::time_point> until;
+  if (args.minutes)
+    until = start + std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(*args.minutes * 60));
+  double per_round = args.seconds.value_or(args.minutes ? 60.0 : 30.0);
+
+  for (std::size_t i = 0;; ++i) {
+    double seconds = per_round;
+    if (until) {
+      double left = std::chrono::duration<double>(*until - steady::now()).count();
+      if (left < 12.0 && i > 0) break;
+      seconds = std::max(12.0, std::min(per_round, left - 6.0));  // ~6 s of set-up and checks per round
+    } else if (i >= args.rounds) {
+      break;
+    }
+    auto seed = args.seed + i;
+    auto cfg = safe_round(seed, std::chrono::milliseconds(static_cast<long long>(seconds * 1000)));
+    std::cout << "round seed " << seed << ": " << describe(cfg) << std::endl;
+    auto r = run_round(cfg);
+    totals.add(r);
+    std::cout << "round seed " << seed << ": " << r.report.acquisitions << " acquisitions (" << r.report.attempts
+              << " attempts), " << r.faults_injected << " faults, " << r.report.writes_rejected
+              << " stale writes rejected, " << r.report.recovery_periods << " recoveries judged, " << r.violations()
+              << " violations, " << r.seconds << " s" << std::endl;
+    if (r.violations() > 0) {
+      std::ostringstream cmd;
+      cmd << args.argv0 << " --run_test=nemesis_safe -- --seed " << seed << " --rounds 1 --seconds " << seconds;
+      report_failure(std::cout, r, cmd.str());
+    }
+    BOOST_TEST(r.violations() == 0u, "seed " << seed << ": " << r.violations() << " violations");
+  }
+  BOOST_TEST(totals.acquisitions >= args.expect_acquisitions,
+             "only " << totals.acquisitions << " acquisitions checked, expected " << args.expect_acquisitions);
+  BOOST_TEST(totals.faults >= args.expect_faults,
+             "only " << totals.faults << " faults injected, expected " << args.expect_faults);
+}

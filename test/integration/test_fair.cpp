@@ -1,0 +1,198 @@
+#define BOOST_TEST_MODULE integration_fair
+#include <boost/test/unit_test.hpp>
+
+#include "masters.hpp"
+#include "scripts/script.hpp"
+
+#include <redlock/redlock.hpp>
+
+#include <atomic>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+using namespace std::chrono_literals;
+using redlock::errc;
+using redlock::lock_kind;
+using redlock::testing::masters;
+using steady = std::chrono::steady_clock;
+
+namespace {
+
+redlock::acquire_options fair(std::chrono::milliseconds wait = 0ms) {
+  redlock::acquire_options o;
+  o.ttl = 5000ms;
+  o.kind = lock_kind::fair;
+  o.wait = wait;
+  o.retry_delay = 100ms;
+  o.retry_jitter = 20ms;
+  o.queue_timeout = 2000ms;
+  return o;
+}
+
+std::size_t queued_on(redlock::testing::redis_process& s, const std::string& key) {
+  auto n = s.command({"ZCARD", "{" + key + "}:queue"});
+  return n.starts_with("ERR") ? 0 : std::stoul(n);
+}
+
+template <typename Pred>
+bool eventually(Pred p, std::chrono::milliseconds limit = 5000ms) {
+  auto end = steady::now() + limit;
+  while (steady::now() < end) {
+    if (p()) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return p();
+}
+
+// K waiters enqueue one after the other behind a holder; then the holder
+// releases and each takes and releases the lock in turn. Returns the order
+// in which they acquired (waiter indexes) and the FIFO violations.
+struct fifo_run {
+  std::vector<int> order;
+  int violations = 0;
+};
+
+fifo_run run_fifo(masters& m, const std::string& key, int waiters, const std::function<void()>& after_enqueue = {},
+                  std::size_t watch_master = 0) {
+  redlock::client holder_client(m.options());
+  auto held = holder_client.acquire(key, fair());
+  std::vector<std::unique_ptr<redlock::client>> clients;
+  for (int i = 0; i < waiters; ++i) clients.push_back(std::make_unique<redlock::client>(m.options()));
+  std::mutex mu;
+  fifo_run run;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < waiters; ++i) {
+    threads.emplace_back([&, i] {
+      auto l = clients[i]->acquire(key, fair(20000ms));
+      {
+        std::lock_guard g(mu);
+        run.order.push_back(i);
+      }
+      std::this_thread::sleep_for(10ms);
+      clients[i]->release(l);
+    });
+    // Known order: the next waiter starts once this one is queued.
+    BOOST_REQUIRE(eventually([&] { return queued_on(m[watch_master], key) == std::size_t(i + 1); }));
+    std::this_thread::sleep_for(2ms);  // distinct enqueue scores (ms resolution)
+  }
+  if (after_enqueue) after_enqueue();
+  holder_client.release(held);
+  for (auto& t : threads) t.join();
+  for (std::size_t i = 0; i < run.order.size(); ++i)
+    if (run.order[i] != int(i)) ++run.violations;
+  return run;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(fair_waiters_acquire_in_enqueue_order) {
+  masters m(3);
+  auto run = run_fifo(m, "fifo", 5);
+  BOOST_TEST(run.order.size() == 5u);
+  BOOST_TEST(run.violations == 0);
+  BOOST_TEST(m.holding("fifo") == 0u);
+  BOOST_TEST(queued_on(m[0], "fifo") == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(fair_fifo_with_one_master_stopped) {
+  masters m(5);
+  m[4].pause();
+  auto run = run_fifo(m, "fifo-stopped", 4);
+  m[4].resume();
+  BOOST_TEST(run.violations == 0);
+}
+
+BOOST_AUTO_TEST_CASE(fair_fifo_with_one_masters_queue_missing_an_entry) {
+  masters m(3);
+  auto run = run_fifo(m, "fifo-gap", 4, [&] {
+    // Master 2 forgets the first waiter (e.g. restarted): the others still agree.
+    auto first = m[0].command({"ZRANGE", "{fifo-gap}:queue", "0", "0"});
+    m[2].command({"ZREM", "{fifo-gap}:queue", first});
+  });
+  BOOST_TEST(run.violations == 0);
+}
+
+BOOST_AUTO_TEST_CASE(fair_crashed_waiter_is_swept_after_its_timeout) {
+  masters m(3);
+  redlock::client holder(m.options()), waiter(m.options());
+  auto held = holder.acquire("sweep", fair());
+  // A "crashed" waiter: queued first on every master, never polls again.
+  for (std::size_t i = 0; i < 3; ++i)
+    m[i].command({"EVAL", std::string(redlock::detail::scripts::fair_acquire.body), "4", "sweep", "{sweep}:fence",
+                  "{sweep}:queue", "{sweep}:timeout", "ghost:0", "5000", "0", "first", "1", "600"});
+  BOOST_TEST(queued_on(m[0], "sweep") == 1u);
+  holder.release(held);
+  auto t0 = steady::now();
+  auto l = waiter.acquire("sweep", fair(5000ms));  // behind the ghost until it is swept
+  auto waited = steady::now() - t0;
+  BOOST_TEST((waited >= 300ms));   // the ghost was first in line for a while
+  BOOST_TEST((waited < 4000ms));   // but only about its timeout, not forever
+  BOOST_TEST(m[0].command({"ZSCORE", "{sweep}:queue", "ghost:0"}) == "(nil)");
+  waiter.release(l);
+}
+
+BOOST_AUTO_TEST_CASE(fair_waiter_that_gives_up_leaves_the_queue) {
+  masters m(3);
+  redlock::client holder(m.options()), quitter(m.options());
+  auto held = holder.acquire("quit", fair());
+  BOOST_TEST(!quitter.try_acquire("quit", fair(300ms)).has_value());
+  for (std::size_t i = 0; i < 3; ++i)
+    BOOST_TEST(eventually([&] { return queued_on(m[i], "quit") == 0u; }));
+  holder.release(held);
+}
+
+BOOST_AUTO_TEST_CASE(fair_and_mutex_wakeups_beat_the_retry_delay) {
+  for (auto kind : {lock_kind::mutex, lock_kind::reentrant, lock_kind::fair}) {
+    BOOST_TEST_CONTEXT("kind " << int(kind)) {
+      masters m(3);
+      redlock::client holder(m.options()), waiter(m.options());
+      redlock::acquire_options o;
+      o.kind = kind;
+      o.ttl = 5000ms;
+      o.queue_timeout = 10000ms;
+      auto held = holder.acquire("wake", o);
+      o.wait = 8000ms;
+      o.retry_delay = 3000ms;  // without a wake-up the waiter sleeps this long
+      o.retry_jitter = 0ms;
+      std::atomic<long long> acquired_at{0};
+      std::thread t([&] {
+        auto l = waiter.acquire("wake", o);
+        acquired_at = steady::now().time_since_epoch().count();
+        waiter.release(l);
+      });
+      // Let the waiter fail once and subscribe.
+      BOOST_REQUIRE(eventually([&] { return m[0].command({"PUBSUB", "NUMSUB", "{wake}:released"}) == "{wake}:released 1"; }));
+      auto released_at = steady::now();
+      holder.release(held);
+      t.join();
+      auto handoff = steady::duration(acquired_at.load()) - released_at.time_since_epoch();
+      BOOST_TEST((handoff < 1000ms), "hand-off took "
+                                         << std::chrono::duration_cast<std::chrono::milliseconds>(handoff).count()
+                                         << " ms with a 3000 ms retry delay");
+      // Nobody waits any more: the channel is unsubscribed on every master.
+      for (std::size_t i = 0; i < 3; ++i)
+        BOOST_TEST(eventually([&] { return m[i].command({"PUBSUB", "NUMSUB", "{wake}:released"}) == "{wake}:released 0"; }));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(fair_subscriptions_do_not_leak_connections_or_channels) {
+  masters m(3);
+  redlock::client holder(m.options()), waiter(m.options());
+  for (int round = 0; round < 10; ++round) {
+    auto name = "leak-" + std::to_string(round);
+    auto held = holder.acquire(name, fair());
+    std::thread t([&] { waiter.release(waiter.acquire(name, fair(5000ms))); });
+    BOOST_REQUIRE(eventually([&] { return queued_on(m[0], name) == 1u; }));
+    holder.release(held);
+    t.join();
+  }
+  // Two clients: each one request connection and at most one subscriber
+  // connection per master, plus the probe's own.
+  auto clients = m[0].command({"INFO", "clients"});
+  auto at = clients.find("connected_clients:");
+  BOOST_REQUIRE(at != std::string::npos);
+  BOOST_TEST(std::stoi(clients.substr(at + 18)) <= 5);
+  BOOST_TEST(eventually([&] { return m[0].command({"PUBSUB", "CHANNELS"}).empty(); }));
+}

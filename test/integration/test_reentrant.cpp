@@ -1,0 +1,162 @@
+#define BOOST_TEST_MODULE integration_reentrant
+#include <boost/test/unit_test.hpp>
+
+#include "masters.hpp"
+
+#include <redlock/redlock.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <thread>
+
+using namespace std::chrono_literals;
+using redlock::errc;
+using redlock::lock_kind;
+using redlock::testing::masters;
+
+namespace {
+
+redlock::acquire_options reentrant(std::chrono::milliseconds ttl = 5000ms) {
+  redlock::acquire_options o;
+  o.ttl = ttl;
+  o.kind = lock_kind::reentrant;
+  return o;
+}
+
+errc code_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const redlock::error& e) {
+    return static_cast<errc>(e.code().value());
+  }
+  return errc{};
+}
+
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(reentrant_depth_and_release_order) {
+  masters m(3);
+  redlock::client c(m.options());
+  auto a = c.acquire("re", reentrant());
+  auto b = c.acquire("re", reentrant());
+  auto d = c.acquire("re", reentrant());
+  BOOST_TEST(a.holds() == 3);
+  BOOST_TEST(a.token() == d.token());
+  auto field = a.token();
+  BOOST_TEST(field.find(':') != std::string::npos);  // <client id>:<owner id>, as in Redisson's layout
+  // Each level completes at quorum; the last master may still be applying.
+  auto counts_are = [&](const std::string& n) {
+    auto end = std::chrono::steady_clock::now() + 2s;
+    bool all = false;
+    while (!all && std::chrono::steady_clock::now() < end) {
+      all = true;
+      for (std::size_t i = 0; i < 3; ++i) all &= m[i].command({"HGET", "re", field}) == n;
+      if (!all) std::this_thread::sleep_for(5ms);
+    }
+    return all;
+  };
+  BOOST_TEST(counts_are("3"));
+  c.release(d);
+  c.release(b);
+  BOOST_TEST(a.holds() == 1);
+  BOOST_TEST(counts_are("1"));
+  c.release(a);
+  BOOST_TEST(a.holds() == 0);
+  BOOST_TEST(m.holding("re") == 0u);
+  BOOST_TEST(code_of([&] { c.release(a); }) == errc::not_held);  // one release too many
+}
+
+BOOST_AUTO_TEST_CASE(reentrant_owner_isolation) {
+  masters m(3);
+  redlock::client c(m.options()), other_client(m.options());
+  auto mine = c.acquire("iso", reentrant());
+  // Another thread of the same client is another owner.
+  std::optional<redlock::lock> from_thread;
+  std::thread([&] { from_thread = c.try_acquire("iso", reentrant()); }).join();
+  BOOST_TEST(!from_thread.has_value());
+  // Another client, same thread id even: another client id.
+  BOOST_TEST(!other_client.try_acquire("iso", reentrant()).has_value());
+  // A non-owner's release changes nothing and says so.
+  auto forged = other_client.async().adopt("iso", "someone:else", 5000ms);
+  BOOST_TEST(code_of([&] { other_client.release(forged); }) == errc::not_held);
+  for (std::size_t i = 0; i < 3; ++i) BOOST_TEST(m[i].command({"HGET", "iso", mine.token()}) == "1");
+  c.release(mine);
+  BOOST_TEST(m.holding("iso") == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(reentrant_failed_reentry_undoes_only_its_own_increment) {
+  masters m(5);
+  redlock::client c(m.options());
+  auto first = c.acquire("undo", reentrant());
+  auto field = first.token();
+  // The hold is lost on three masters (e.g. they restarted without data).
+  for (std::size_t i : {2u, 3u, 4u}) m[i].command({"DEL", "undo"});
+  BOOST_TEST(code_of([&] { c.acquire("undo", reentrant()); }) == errc::not_held);
+  BOOST_TEST(first.holds() == 1);
+  // The two masters where the re-entry applied are back to one level.
+  auto deadline = std::chrono::steady_clock::now() + 2s;
+  while ((m[0].command({"HGET", "undo", field}) != "1" || m[1].command({"HGET", "undo", field}) != "1") &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  BOOST_TEST(m[0].command({"HGET", "undo", field}) == "1");
+  BOOST_TEST(m[1].command({"HGET", "undo", field}) == "1");
+  for (std::size_t i : {2u, 3u, 4u}) BOOST_TEST(m[i].command({"EXISTS", "undo"}) == "0");  // never re-created
+  // The hold is gone from a quorum: the release says so, and still cleans up.
+  BOOST_TEST(code_of([&] { c.release(first); }) == errc::not_held);
+  BOOST_TEST(m.holding("undo") == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(reentrant_final_release_deletes_diverged_counts) {
+  masters m(3);
+  redlock::client c(m.options());
+  auto l = c.acquire("diverged", reentrant());
+  m[0].command({"HINCRBY", "diverged", l.token(), "5"});  // e.g. an undo that never arrived
+  c.release(l);
+  BOOST_TEST(m.holding("diverged") == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(reentrant_fenced_keeps_its_token_on_reentry) {
+  masters m(3);
+  redlock::client c(m.options());
+  auto o = reentrant();
+  o.fenced = true;
+  auto a = c.acquire("fence-re", o);
+  auto b = c.acquire("fence-re", o);
+  BOOST_TEST(a.fence().has_value());
+  BOOST_TEST(*b.fence() == *a.fence());
+  c.release(b);
+  c.release(a);
+  auto again = c.acquire("fence-re", o);
+  BOOST_TEST(*again.fence() > *a.fence());
+  c.release(again);
+}
+
+BOOST_AUTO_TEST_CASE(reentrant_async_needs_an_explicit_owner) {
+  masters m(1);
+  boost::asio::io_context io;
+  redlock::async_client c(io.get_executor(), m.options());
+  boost::system::error_code result;
+  c.async_acquire("async-re", reentrant(), [&](boost::system::error_code ec, redlock::lock) { result = ec; });
+  io.run_for(200ms);
+  BOOST_TEST(result == errc::bad_option);
+  auto o = reentrant();
+  o.owner = "request-42";
+  c.async_acquire("async-re", o, [&](boost::system::error_code ec, redlock::lock l) {
+    result = ec;
+    BOOST_TEST(l.token().ends_with(":request-42"));
+  });
+  io.restart();
+  io.run_for(300ms);
+  BOOST_TEST(!result);
+  BOOST_TEST(m.holding("async-re") == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(reentrant_key_of_another_type_is_left_alone) {
+  masters m(3);
+  m.on_all({"SET", "plain", "someone's value"});
+  redlock::client c(m.options());
+  BOOST_TEST(code_of([&] { c.acquire("plain", reentrant()); }) == errc::wrong_type);
+  for (std::size_t i = 0; i < 3; ++i) BOOST_TEST(m[i].command({"GET", "plain"}) == "someone's value");
+}
