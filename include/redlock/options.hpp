@@ -13,6 +13,7 @@
 namespace redlock {
 
 using std::chrono::milliseconds;
+class observer;
 
 struct client_options {
   /// One URI per independent master: redis://[user:password@]host:port[/db]
@@ -43,6 +44,8 @@ struct client_options {
   std::string tls_ca_file{};
   /// nullptr: std::chrono::steady_clock.
   std::shared_ptr<const clock_source> clock{};
+  /// Hooks for metrics and logs (redlock/observer.hpp); nullptr: none.
+  std::shared_ptr<redlock::observer> observer{};
 };
 
 /// The kinds of lock (docs/algorithm.md):

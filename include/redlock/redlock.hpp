@@ -7,4 +7,5 @@
 #include <redlock/error.hpp>
 #include <redlock/fenced_store.hpp>
 #include <redlock/lock.hpp>
+#include <redlock/observer.hpp>
 #include <redlock/options.hpp>

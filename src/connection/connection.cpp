@@ -1,6 +1,7 @@
 #include "connection.hpp"
 
 #include <redlock/error.hpp>
+#include <redlock/observer.hpp>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/post.hpp>
@@ -155,6 +156,7 @@ void connection::start_handshake() {
   pending_.insert(pending_.begin(), front.begin(), front.end());
   write_buf_.insert(0, hs);
   state_ = state::ready;
+  if (auto& obs = options_.observer) obs->on_log(log_level::info, display_ + ": connected");
   backoff_ = options_.reconnect_min;
   last_rx_ = steady::now();
   start_read();
@@ -230,6 +232,9 @@ void connection::on_internal_reply(internal kind, const redisReply* reply) {
 }
 
 void connection::fail_all(error_code ec, bool connect_failure) {
+  if (auto& obs = options_.observer)
+    obs->on_log(log_level::warning, display_ + (connect_failure ? ": connect failed: " : ": connection closed: ") +
+                                        ec.message());
   close_socket();
   if (state_ != state::closed) state_ = state::idle;
   auto now = steady::now();

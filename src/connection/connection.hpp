@@ -106,7 +106,7 @@ class connection : public std::enable_shared_from_this<connection> {
   strand_type strand_;
   node_address address_;
   std::string display_;
-  const client_options& options_;
+  const client_options options_;  // a copy: handlers may run after the client is gone
   boost::asio::ssl::context* tls_context_;
   std::string preload_;
   std::size_t preload_count_;

@@ -3,6 +3,7 @@
 #include "locks/operations.hpp"
 
 #include <redlock/error.hpp>
+#include <redlock/observer.hpp>
 
 #include <boost/asio/post.hpp>
 
@@ -16,6 +17,7 @@ watchdog::watchdog(const std::shared_ptr<client_impl>& client, const std::shared
     : client_(client),
       state_(state),
       user_executor_(client->executor),
+      observer_(client->options.observer),
       timer_(client->strand),
       interval_(std::max(std::chrono::milliseconds(1),
                          std::chrono::duration_cast<std::chrono::milliseconds>(state->ttl * fraction))) {}
@@ -46,6 +48,7 @@ void watchdog::renew() {
 void watchdog::on_renewed(error_code ec) {
   auto state = state_.lock();
   if (stopped_ || !state || state->released) return;
+  if (observer_) observer_->on_renewal(state->name, ec);
   if (!ec) return schedule(interval_);
   auto remaining = state->get_valid_until() - state->now();
   if (ec == errc::not_held)
@@ -62,6 +65,7 @@ void watchdog::declare_lost(lost_reason why) {
   stopped_ = true;
   state->lost.store(static_cast<int>(why));
   state->lost_signal.emit(asio::cancellation_type::terminal);
+  if (observer_) observer_->on_lease_lost(state->name, why);
   if (state->on_lost) asio::post(user_executor_, [f = state->on_lost, why] { f(why); });
 }
 

@@ -27,6 +27,7 @@ class watchdog : public std::enable_shared_from_this<watchdog> {
   std::weak_ptr<client_impl> client_;
   std::weak_ptr<lock_state> state_;
   boost::asio::any_io_executor user_executor_;
+  std::shared_ptr<observer> observer_;
   boost::asio::steady_timer timer_;
   std::chrono::milliseconds interval_;
   bool stopped_ = false;

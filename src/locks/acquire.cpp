@@ -8,6 +8,7 @@
 #include "scripts/script.hpp"
 
 #include <redlock/error.hpp>
+#include <redlock/observer.hpp>
 
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/post.hpp>
@@ -44,7 +45,8 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
         });
       });
     }
-    wait_deadline_ = std::chrono::steady_clock::now() + options_.wait;
+    started_ = std::chrono::steady_clock::now();
+    wait_deadline_ = started_ + options_.wait;
     // One score for this waiter on every master: all agree on the FIFO order.
     queue_score_ = static_cast<double>(
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -63,6 +65,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   void attempt() {
     if (client_->stopped) return complete(errc::shutting_down, {});
     ++attempts_;
+    if (auto& obs = client_->options.observer) obs->on_acquire_attempt(name_, attempts_);
     if (options_.kind == lock_kind::mutex) token_ = client_->new_token();
     acquire_request req{options_.kind,   key_, token_, options_.ttl, options_.fenced && !held_, held_ != nullptr,
                         queue_score_, options_.queue_timeout};
@@ -247,6 +250,9 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     if (watch_id_) client_->listener.unwatch(channel_, watch_id_);
     // A fair waiter that gives up must not stay in the queue.
     if (ec && options_.kind == lock_kind::fair && !held_) leave_queue(client_, key_, token_);
+    if (auto& obs = client_->options.observer)
+      obs->on_acquire_result(name_, ec, std::chrono::duration_cast<std::chrono::microseconds>(
+                                            std::chrono::steady_clock::now() - started_));
     auto slot = asio::get_associated_cancellation_slot(handler_);
     if (slot.is_connected()) slot.clear();
     complete_handler(client_, std::move(handler_), ec, std::move(l));
@@ -261,7 +267,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   std::shared_ptr<lock_state> held_;    // reentrant/fair: this owner's current hold
   double queue_score_ = 0;
   unsigned attempts_ = 0;
-  std::chrono::steady_clock::time_point wait_deadline_;
+  std::chrono::steady_clock::time_point started_, wait_deadline_;
   std::optional<asio::steady_timer> timer_;
   std::string channel_;
   release_listener::waiter_id watch_id_ = 0;

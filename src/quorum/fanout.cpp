@@ -3,6 +3,7 @@
 #include "client/client_impl.hpp"
 
 #include <redlock/error.hpp>
+#include <redlock/observer.hpp>
 
 namespace redlock::detail {
 
@@ -12,6 +13,7 @@ fanout::fanout(std::shared_ptr<client_impl> client, const script& s, std::vector
                std::vector<std::string> args, classify_fn classify, decided_fn on_decided)
     : client_(client),
       clock_(client->options.clock),
+      observer_(client->options.observer),
       script_(s),
       keys_(std::move(keys)),
       args_(std::move(args)),
@@ -72,6 +74,7 @@ void fanout::on_reply(std::uint32_t node, const boost::system::error_code& ec, c
     o.state = v == verdict::yes ? node_state::locked : v == verdict::no ? node_state::refused : node_state::failed;
   }
   (v == verdict::yes ? yes_ : v == verdict::no ? no_ : failed_) += 1;
+  if (observer_) observer_->on_node_reply(node, script_.name, o.latency, o.error);
   if (decided_ && v == verdict::yes && on_late_yes_) return on_late_yes_(node);
   maybe_decide();
 }

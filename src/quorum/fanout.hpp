@@ -8,6 +8,7 @@
 #include "scripts/script.hpp"
 
 #include <redlock/lock.hpp>
+#include <redlock/observer.hpp>
 
 #include <functional>
 #include <string>
@@ -75,6 +76,7 @@ class fanout final : public reply_sink {
   // is destroyed without running again.
   std::weak_ptr<client_impl> client_;
   std::shared_ptr<const clock_source> clock_;
+  std::shared_ptr<observer> observer_;  // may outlive the client, like the fanout itself
   const script& script_;
   std::vector<std::string> keys_;
   std::vector<std::string> args_;

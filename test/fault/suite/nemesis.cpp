@@ -1,6 +1,8 @@
 #include "nemesis.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <iostream>
 #include <fstream>
 #include <functional>
 #include <iomanip>
@@ -75,6 +77,23 @@ std::vector<fault_type> safe_fault_types(const cluster_options& c, const workloa
 }
 
 // ---- nemesis ------------------------------------------------------------------
+
+namespace {
+
+// fault_proxy::heal() listens again on the same port after set_down(true); if
+// another socket took the port meanwhile it throws. Say who holds it.
+void heal_proxy(fault_proxy& p) {
+  try {
+    p.heal();
+  } catch (const std::exception& e) {
+    std::cerr << "nemesis: " << e.what() << "; sockets on that port:" << std::endl;
+    std::string cmd = "ss -tanpe | grep ':" + std::to_string(p.port()) + " ' 1>&2";
+    if (std::system(cmd.c_str()) != 0) std::cerr << "(ss failed)" << std::endl;
+    throw;
+  }
+}
+
+}  // namespace
 
 struct nemesis::active {
   fault_type type;
@@ -166,7 +185,7 @@ std::size_t nemesis::apply(fault_type t, std::vector<std::size_t> masters, int c
     for (auto m : masters) f(m);
   };
   auto proxies_heal = [&c, masters] {
-    for (auto m : masters) c.proxy(m)->heal();
+    for (auto m : masters) heal_proxy(*c.proxy(m));
   };
   double drift = w.options().drift_factor;
   auto now = steady::now();
@@ -211,7 +230,7 @@ std::size_t nemesis::apply(fault_type t, std::vector<std::size_t> masters, int c
             for (auto m : masters) c.master(m).command({"SET", fence_key, std::to_string(best)});
           }
         }
-        for (auto m : masters) c.proxy(m)->heal();
+        for (auto m : masters) heal_proxy(*c.proxy(m));
       };
       break;
     }

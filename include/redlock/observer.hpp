@@ -1,0 +1,71 @@
+// Observability without a logging library: implement `observer` (or use
+// `counters`) and pass it in client_options::observer. Hooks run on the
+// client's I/O strand: keep them short and never block in them.
+#pragma once
+
+#include <redlock/options.hpp>
+
+#include <boost/system/error_code.hpp>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace redlock {
+
+enum class log_level : int { debug, info, warning, error };
+
+class observer {
+ public:
+  virtual ~observer() = default;
+  /// One master answered (or failed or timed out) one request of `operation`
+  /// (the script's name, e.g. "mutex_acquire", "extend").
+  virtual void on_node_reply(std::size_t node, std::string_view operation, std::chrono::microseconds latency,
+                             const boost::system::error_code& error) {}
+  /// An acquisition round starts (attempt 1, 2, ...).
+  virtual void on_acquire_attempt(std::string_view name, unsigned attempt) {}
+  /// An acquisition completed: `error` clear when acquired.
+  virtual void on_acquire_result(std::string_view name, const boost::system::error_code& error,
+                                 std::chrono::microseconds took) {}
+  /// A watchdog renewal finished.
+  virtual void on_renewal(std::string_view name, const boost::system::error_code& error) {}
+  /// A renewed lock was lost.
+  virtual void on_lease_lost(std::string_view name, lost_reason why) {}
+  /// Connection events and other diagnostics.
+  virtual void on_log(log_level level, std::string_view message) {}
+};
+
+/// Ready-made counters, safe to read from any thread (relaxed atomics).
+/// Per-master arrays cover the first `max_nodes` masters.
+class counters : public observer {
+ public:
+  static constexpr std::size_t max_nodes = 16;
+  struct per_node {
+    std::atomic<std::uint64_t> replies{0}, errors{0}, timeouts{0}, latency_us_total{0};
+  };
+
+  std::atomic<std::uint64_t> acquire_attempts{0}, acquired{0}, acquire_failures{0}, quorum_failures{0},
+      renewals{0}, renewal_failures{0}, lost_leases{0}, log_warnings{0};
+  std::array<per_node, max_nodes> nodes;
+
+  void on_node_reply(std::size_t node, std::string_view, std::chrono::microseconds latency,
+                     const boost::system::error_code& error) override;
+  void on_acquire_attempt(std::string_view, unsigned) override { acquire_attempts.fetch_add(1, relaxed); }
+  void on_acquire_result(std::string_view, const boost::system::error_code& error,
+                         std::chrono::microseconds) override;
+  void on_renewal(std::string_view, const boost::system::error_code& error) override {
+    (error ? renewal_failures : renewals).fetch_add(1, relaxed);
+  }
+  void on_lease_lost(std::string_view, lost_reason) override { lost_leases.fetch_add(1, relaxed); }
+  void on_log(log_level level, std::string_view) override {
+    if (level >= log_level::warning) log_warnings.fetch_add(1, relaxed);
+  }
+
+ private:
+  static constexpr auto relaxed = std::memory_order_relaxed;
+};
+
+}  // namespace redlock

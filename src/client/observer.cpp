@@ -1,0 +1,28 @@
+#include <redlock/error.hpp>
+#include <redlock/observer.hpp>
+
+namespace redlock {
+
+void counters::on_node_reply(std::size_t node, std::string_view, std::chrono::microseconds latency,
+                             const boost::system::error_code& error) {
+  if (node >= max_nodes) return;
+  auto& n = nodes[node];
+  n.replies.fetch_add(1, relaxed);
+  n.latency_us_total.fetch_add(static_cast<std::uint64_t>(latency.count()), relaxed);
+  if (error == errc::timeout)
+    n.timeouts.fetch_add(1, relaxed);
+  else if (error)
+    n.errors.fetch_add(1, relaxed);
+}
+
+void counters::on_acquire_result(std::string_view, const boost::system::error_code& error,
+                                 std::chrono::microseconds) {
+  if (!error) {
+    acquired.fetch_add(1, relaxed);
+    return;
+  }
+  acquire_failures.fetch_add(1, relaxed);
+  if (error == errc::not_acquired || error == errc::timeout || error == errc::not_connected) quorum_failures.fetch_add(1, relaxed);
+}
+
+}  // namespace redlock
