@@ -269,6 +269,10 @@ check_report check_all(const std::vector<op>& ops, const check_config& c) {
   add(check_bounded(ops, c.bounds));
   if (c.recovery) add(check_recovery(ops, c.resources, c.recovery_bound, c.workload_end, &r.recovery_periods));
   for (auto& o : ops) {
+    if (o.kind != op_kind::fault && o.completion) {
+      auto& m = r.max_ms[to_string(o.kind)];
+      m = std::max(m, ms_since(o.invoke, *o.completion));
+    }
     if (o.kind == op_kind::acquire) {
       ++r.attempts;
       if (o.result == outcome::ok) ++r.acquisitions;

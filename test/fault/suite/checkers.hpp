@@ -101,6 +101,7 @@ struct check_report {
   std::size_t writes_accepted = 0, writes_rejected = 0;
   std::size_t recovery_periods = 0;
   std::map<std::string, std::size_t> by_checker;  ///< violations per checker
+  std::map<std::string, double> max_ms;           ///< longest completed operation, by kind
 };
 /// Runs (a)-(e) over `ops` (deadlines already resolved); (f) is separate
 /// because it reads the masters.

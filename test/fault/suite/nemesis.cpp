@@ -26,6 +26,7 @@ const char* name(fault_type t) {
     case fault_type::blackhole: return "blackhole";
     case fault_type::reset: return "reset";
     case fault_type::slicing: return "slicing";
+    case fault_type::slow_link: return "slow-link";
     case fault_type::proxy_down: return "proxy-down";
     case fault_type::partition: return "partition";
     case fault_type::server_clock_fast_bounded: return "server-clock-fast-bounded";
@@ -82,6 +83,14 @@ namespace {
 
 // fault_proxy::heal() listens again on the same port after set_down(true); if
 // another socket took the port meanwhile it throws. Say who holds it.
+bool verbose() {
+  static const bool on = [] {
+    const char* v = std::getenv("REDLOCK_FAULT_VERBOSE");
+    return v && *v && *v != '0';
+  }();
+  return on;
+}
+
 void heal_proxy(fault_proxy& p) {
   try {
     p.heal();
@@ -159,6 +168,7 @@ void nemesis::heal(std::size_t index) {
     auto until = a.not_before;
     while (steady::now() < until) std::this_thread::sleep_for(5ms);
   }
+  if (verbose()) std::cerr << "nemesis: healing #" << a.op << std::endl;
   a.heal();
   a.healed = true;
   history_.complete(a.op, steady::now(), outcome::ok);
@@ -208,8 +218,11 @@ std::size_t nemesis::apply(fault_type t, std::vector<std::size_t> masters, int c
       auto away = milliseconds(static_cast<long long>(w.options().ttl_max.count() * 1.25)) + 300ms;
       a.not_before = now + away;
       a.exclusive = true;
+      // The proxy holds every byte for this master until the heal (after the
+      // counters are restored) and drops the live connections now.
       each([&](auto m) {
-        c.proxy(m)->set_down(true);
+        c.proxy(m)->set_blackhole(direction::both);
+        c.proxy(m)->reset_now(direction::both);
         c.master(m).kill9();
       });
       detail << " away >= " << away.count() << " ms";
@@ -269,16 +282,24 @@ std::size_t nemesis::apply(fault_type t, std::vector<std::size_t> masters, int c
       a.heal = proxies_heal;
       break;
     }
-    case fault_type::slicing: {
+    case fault_type::slicing:
+    case fault_type::slow_link: {
       auto piece = uniform<std::size_t>(1, 16);
-      auto delay = uniform<long long>(0, 3);
+      auto delay = t == fault_type::slicing ? 0 : uniform<long long>(1, 3);
       each([&](auto m) { c.proxy(m)->set_slicing(direction::both, piece, milliseconds(delay)); });
       detail << " " << piece << " B pieces every " << delay << " ms";
       a.heal = proxies_heal;
       break;
     }
     case fault_type::proxy_down:
-      each([&](auto m) { c.proxy(m)->set_down(true); });
+      // Every live and new connection is reset at once. (Not set_down(true):
+      // listening again on the same port after it can fail with EADDRINUSE
+      // while connections to the old listener linger, and then
+      // fault_proxy::heal() terminates the process.)
+      each([&](auto m) {
+        c.proxy(m)->set_reset(direction::both, milliseconds(0));
+        c.proxy(m)->reset_now(direction::both);
+      });
       a.heal = proxies_heal;
       break;
     case fault_type::partition:
@@ -327,6 +348,8 @@ std::size_t nemesis::apply(fault_type t, std::vector<std::size_t> masters, int c
       break;
     }
     case fault_type::holder_pause:
+      // Long enough for each of its workers to be caught once.
+      a.not_before = now + w.options().ttl_max + 400ms;
       w.set_holder_pause(static_cast<std::size_t>(client), true);
       a.heal = [&w, client] { w.set_holder_pause(static_cast<std::size_t>(client), false); };
       break;
@@ -338,6 +361,8 @@ std::size_t nemesis::apply(fault_type t, std::vector<std::size_t> masters, int c
   o.invoke = now;
   a.op = history_.invoke(o);
   ++injected_;
+  if (verbose())
+    std::cerr << "nemesis: +" << o.resource << " " << o.detail << " (#" << a.op << ")" << std::endl;
   active_.push_back(std::move(a));
   return active_.size() - 1;
 }
@@ -428,6 +453,32 @@ round_config safe_round(std::uint64_t seed, milliseconds duration) {
   return r;
 }
 
+round_config quick_round(std::uint64_t seed, fault_type t, milliseconds nemesis_time) {
+  round_config r;
+  r.seed = seed;
+  r.cluster.masters = 3;
+  r.cluster.aof = t != fault_type::server_clock_slow;  // see safe_fault_types
+  r.cluster.proxies = true;
+  r.cluster.clock_shim = t == fault_type::server_clock_fast_bounded || t == fault_type::server_clock_slow ||
+                         t == fault_type::server_clock_back_jump || t == fault_type::server_clock_fast ||
+                         t == fault_type::server_clock_forward_jump;
+  r.cluster.seed = seed;
+  r.workload.seed = seed;
+  r.workload.key_prefix = std::string(name(t)) + ":";
+  r.workload.ttl_min = 200ms;
+  r.workload.ttl_max = 400ms;
+  r.workload.wait = 150ms;
+  r.nemesis.seed = seed;
+  r.nemesis.types = {t};
+  r.nemesis.p_long_quiet = 0;
+  // ttl_max + reconnect backoff + slack; a backward server clock step keeps
+  // keys alive up to 1 s longer.
+  r.recovery_bound = t == fault_type::server_clock_back_jump ? 2000ms : 1500ms;
+  r.tail = r.recovery_bound + 200ms;
+  r.duration = nemesis_time + r.tail;
+  return r;
+}
+
 std::map<std::string, fault_stats> fault_figures(const std::vector<op>& ops) {
   std::map<std::string, fault_stats> out;
   std::vector<time_point> acquired;
@@ -469,7 +520,9 @@ round_result run_round(const round_config& cfg) {
 
   // Every client released (or gave up); wait for every TTL, including keys a
   // backward server clock step kept alive a little longer.
-  auto wait = cfg.workload.ttl_max * 12 / 10 + 1000ms + 300ms;
+  bool back_jumps = std::find(cfg.nemesis.types.begin(), cfg.nemesis.types.end(),
+                              fault_type::server_clock_back_jump) != cfg.nemesis.types.end();
+  auto wait = cfg.workload.ttl_max * 12 / 10 + (back_jumps ? 1000ms : 0ms) + 300ms;
   std::this_thread::sleep_for(wait);
   if (cfg.residue) out.residue = check_residue(c.keys());
 

@@ -29,14 +29,16 @@ enum class fault_type {
   sigstop,             ///< SIGSTOP, healed by SIGCONT
   kill9_aof_restart,   ///< kill -9, healed by a restart from the AOF (appendfsync always)
   delayed_restart,     ///< kill -9, restart EMPTY only after more than the max TTL; fence counters
-                       ///< restored from the other masters before clients may reach it again
+                       ///< restored from the other masters before the proxy lets clients in again
   client_pause_write,  ///< CLIENT PAUSE <ms> WRITE, healed by CLIENT UNPAUSE
   // network faults (fault_proxy in front of the masters)
   latency,     ///< latency + jitter on both directions (sometimes beyond the node timeout)
   blackhole,   ///< one direction held, delivered late on heal
   reset,       ///< connections aborted with RST
-  slicing,     ///< bytes written in small pieces with delays
-  proxy_down,  ///< listener closed, live connections reset
+  slicing,     ///< bytes written in small pieces (fragmentation, no delay)
+  slow_link,   ///< small pieces with a delay between them: a slow link whose queue
+               ///< outlives the fault (not in the safe set: see test_targeted.cpp)
+  proxy_down,  ///< every live and new connection reset at once (a master that refuses)
   partition,   ///< both directions held for a minority or a majority of masters
   // server clocks (clock shim)
   server_clock_fast_bounded,  ///< rate 1 + 0.4 * drift_factor (within the allowance)
@@ -63,10 +65,10 @@ std::vector<fault_type> safe_fault_types(const cluster_options& c, const workloa
 struct nemesis_options {
   std::uint64_t seed = 1;
   std::vector<fault_type> types;  ///< drawn uniformly
-  std::chrono::milliseconds duration_min{30}, duration_max{700};
-  double p_two = 0.3, p_three = 0.1;  ///< chance of 2 or 3 concurrent faults
-  std::chrono::milliseconds quiet_min{20}, quiet_max{250};
-  double p_long_quiet = 0.12;            ///< chance of a quiet period long enough for check (e)
+  std::chrono::milliseconds duration_min{30}, duration_max{500};
+  double p_two = 0.35, p_three = 0.15;  ///< chance of 2 or 3 concurrent faults
+  std::chrono::milliseconds quiet_min{10}, quiet_max{150};
+  double p_long_quiet = 0.08;            ///< chance of a quiet period long enough for check (e)
   std::chrono::milliseconds long_quiet{3300};
 };
 
@@ -127,6 +129,9 @@ struct round_config {
 /// AOF masters under the clock shim behind fault proxies, 4 clients x 3
 /// resources, every safe fault type.
 round_config safe_round(std::uint64_t seed, std::chrono::milliseconds duration);
+/// A short history with only fault type `t` (shorter TTLs, N = 3) injected
+/// for `nemesis_time`, then a fault-free tail: one targeted test per type.
+round_config quick_round(std::uint64_t seed, fault_type t, std::chrono::milliseconds nemesis_time);
 
 struct round_result {
   std::uint64_t seed = 0;

@@ -113,7 +113,9 @@ BOOST_AUTO_TEST_CASE(nemesis_safe) {
     std::cout << "round seed " << seed << ": " << r.report.acquisitions << " acquisitions (" << r.report.attempts
               << " attempts), " << r.faults_injected << " faults, " << r.report.writes_rejected
               << " stale writes rejected, " << r.report.recovery_periods << " recoveries judged, " << r.violations()
-              << " violations, " << r.seconds << " s" << std::endl;
+              << " violations, " << r.seconds << " s; longest";
+    for (auto& [k, v] : r.report.max_ms) std::cout << " " << k << " " << v << " ms";
+    std::cout << std::endl;
     if (r.violations() > 0) {
       std::ostringstream cmd;
       cmd << args.argv0 << " --run_test=nemesis_safe -- --seed " << seed << " --rounds 1 --seconds " << seconds;

@@ -1,3 +1,109 @@
-#define BOOST_TEST_MODULE test_targeted
+// One short history per safe fault type: 4 clients x 3 resources on 3
+// masters behind fault proxies, with only that fault injected (seeded), then
+// every checker. Safe configurations: 0 violations expected. Prints the
+// figures by fault type and the summary line at exit.
+#define BOOST_TEST_MODULE fault_targeted
 #include <boost/test/unit_test.hpp>
-BOOST_AUTO_TEST_CASE(placeholder) { BOOST_TEST(true); }
+
+#include "nemesis.hpp"
+
+#include <iostream>
+
+using namespace std::chrono_literals;
+using namespace redlock::fault;
+
+namespace {
+
+tally totals;
+
+struct summary_at_exit {
+  void setup() {}
+  void teardown() { totals.print(std::cout); }
+};
+
+constexpr std::uint64_t seed = 42;
+
+round_result run(round_config cfg) {
+  auto r = run_round(cfg);
+  totals.add(r);
+  std::cout << cfg.nemesis.types.size() << " type(s) " << name(cfg.nemesis.types.front()) << ": "
+            << r.report.acquisitions << " acquisitions, " << r.faults_injected << " faults, "
+            << r.report.writes_rejected << " stale writes rejected, " << r.violations() << " violations" << std::endl;
+  if (r.violations() > 0) {
+    auto& suite = boost::unit_test::framework::master_test_suite();
+    std::string test = boost::unit_test::framework::current_test_case().p_name;
+    report_failure(std::cout, r, std::string(suite.argv[0]) + " --run_test=" + test);
+  }
+  BOOST_TEST(r.violations() == 0u);
+  BOOST_TEST(r.faults_injected >= 1u);
+  BOOST_TEST(r.report.acquisitions > 0u);
+  return r;
+}
+
+round_result run(fault_type t, std::chrono::milliseconds nemesis_time = 1600ms) {
+  return run(quick_round(seed, t, nemesis_time));
+}
+
+}  // namespace
+
+BOOST_TEST_GLOBAL_FIXTURE(summary_at_exit);
+
+// ---- process faults ----------------------------------------------------------
+BOOST_AUTO_TEST_CASE(sigstop_sigcont) { run(fault_type::sigstop); }
+BOOST_AUTO_TEST_CASE(kill9_restart_with_aof_fsync_always) { run(fault_type::kill9_aof_restart); }
+BOOST_AUTO_TEST_CASE(delayed_restart_with_fence_counters_restored) {
+  run(fault_type::delayed_restart, 2000ms);
+}
+// Without any persistence and without fencing: the delay alone keeps mutual
+// exclusion (docs/safety.md, Limit 1, remedy 2).
+BOOST_AUTO_TEST_CASE(delayed_restart_without_persistence_unfenced) {
+  auto cfg = quick_round(seed, fault_type::delayed_restart, 2000ms);
+  cfg.cluster.aof = false;
+  cfg.workload.fenced = false;
+  run(cfg);
+}
+BOOST_AUTO_TEST_CASE(client_pause_write) { run(fault_type::client_pause_write); }
+
+// ---- network faults (fault proxy) ------------------------------------------------
+BOOST_AUTO_TEST_CASE(latency_and_jitter) { run(fault_type::latency); }
+BOOST_AUTO_TEST_CASE(blackhole) { run(fault_type::blackhole); }
+BOOST_AUTO_TEST_CASE(reset) { run(fault_type::reset); }
+BOOST_AUTO_TEST_CASE(slicing) { run(fault_type::slicing); }
+
+// KNOWN LIBRARY ISSUE (liveness, not safety). A slow link (pieces of a few
+// bytes every 1-3 ms) queues requests in the proxy faster than it drains
+// them; after the heal the queue still takes seconds to drain. Every request
+// on those connections then misses its node timeout, but replies keep
+// trickling in, so the connection is never considered stalled and never
+// replaced: acquisitions keep failing long after the network healed, while a
+// new client acquires at once. Check (e) reports it. Safety checks must pass.
+// Expected to fail (recovery) until the library recycles a connection whose
+// requests keep timing out; then remove expected_failures.
+BOOST_AUTO_TEST_CASE(slow_link_then_heal_recovers, *boost::unit_test::expected_failures(1)) {
+  auto r = run_round(quick_round(seed, fault_type::slow_link, 1600ms));
+  std::cout << "slow-link: " << r.report.acquisitions << " acquisitions, " << r.faults_injected << " faults, "
+            << r.report.violations.size() << " violations (not counted in the summary)" << std::endl;
+  for (auto& v : r.report.violations)
+    if (v.checker != "recovery") std::cout << "  " << v << std::endl;
+  BOOST_TEST(r.report.violations.size() == r.report.by_checker["recovery"], "a safety checker failed");
+  BOOST_TEST(r.residue.empty());
+  BOOST_TEST(r.report.by_checker["recovery"] == 0u,
+             "KNOWN LIBRARY ISSUE: no acquisition within the recovery bound after a slow link healed ("
+                 << r.report.by_checker["recovery"] << " resources x heal points)");
+}
+BOOST_AUTO_TEST_CASE(proxy_down) { run(fault_type::proxy_down); }
+BOOST_AUTO_TEST_CASE(partition_of_a_minority_or_majority_emulated_by_the_proxy) { run(fault_type::partition); }
+
+// ---- clocks ------------------------------------------------------------------------
+BOOST_AUTO_TEST_CASE(server_clock_fast_within_drift_factor) { run(fault_type::server_clock_fast_bounded); }
+BOOST_AUTO_TEST_CASE(server_clock_slow) { run(fault_type::server_clock_slow); }
+BOOST_AUTO_TEST_CASE(server_clock_steps_back) { run(fault_type::server_clock_back_jump); }
+BOOST_AUTO_TEST_CASE(client_clock_jumps_forward) { run(fault_type::client_clock_jump); }
+BOOST_AUTO_TEST_CASE(client_clock_fast) { run(fault_type::client_clock_fast); }
+BOOST_AUTO_TEST_CASE(client_clock_slow_within_drift_factor) { run(fault_type::client_clock_slow_bounded); }
+
+// ---- a paused holder: its late writes must bounce off the storage -------------------
+BOOST_AUTO_TEST_CASE(paused_holder_stale_writes_are_rejected) {
+  auto r = run(fault_type::holder_pause, 2000ms);
+  BOOST_TEST(r.report.writes_rejected > 0u, "no stale write was attempted: the fault did not bite");
+}
