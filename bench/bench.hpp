@@ -1,0 +1,116 @@
+// redlock-bench: shared types and helpers of the scenarios.
+#pragma once
+
+#include <redis_process.hpp>
+
+#include <redlock/redlock.hpp>
+
+#include <boost/json.hpp>
+
+#include <hiredis/hiredis.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+#include <sys/types.h>
+
+namespace bench {
+
+namespace json = boost::json;
+using steady = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+/// Microseconds (or milliseconds, by the caller's choice) between two points.
+inline double micros(steady::time_point a, steady::time_point b) {
+  return std::chrono::duration<double, std::micro>(b - a).count();
+}
+
+/// p50/p99/max of a set of samples (sorted in place), rounded to 0.1.
+/// Percentile p is the sample at index ceil(p * n) - 1 (as the peer does).
+struct summary {
+  std::size_t n = 0;
+  double p50 = 0, p99 = 0, max = 0;
+};
+summary summarize(std::vector<double>& samples);
+/// {"p50","p99","max"}; rounded to `decimals`.
+json::object to_json(const summary& s, int decimals = 1);
+
+/// One master, as given by --nodes or started by the bench.
+struct master {
+  std::string uri;
+  std::string host;
+  std::uint16_t port = 6379;
+  std::string user, password;
+  int db = 0;
+  bool tls = false;
+  redlock::testing::redis_process* local = nullptr;  // started by the bench
+  pid_t pid = -1;                                    // known pid (local, or from --pidfiles)
+};
+/// redis://[user:password@]host[:port][/db] or rediss://...; throws on garbage.
+master parse_master(const std::string& uri);
+
+/// A blocking hiredis connection (with AUTH and SELECT done); throws on failure.
+struct hiredis_deleter {
+  void operator()(redisContext* c) const { redisFree(c); }
+};
+using hiredis_ptr = std::unique_ptr<redisContext, hiredis_deleter>;
+hiredis_ptr connect_blocking(const master& m, milliseconds timeout);
+
+/// Waits until the master answers PING (or throws after `limit`).
+void wait_answering(const master& m, milliseconds limit);
+
+/// Signal-safe bookkeeping so that masters we SIGSTOPped are always SIGCONTed,
+/// and masters we started are terminated, even on SIGINT/SIGTERM/abort.
+void install_signal_handlers();
+void register_child(pid_t pid);
+void unregister_child(pid_t pid);
+
+/// SIGSTOPs the given masters for its lifetime; the destructor SIGCONTs them
+/// (also when leaving by an exception) and waits until they answer again.
+class stopped_masters {
+ public:
+  explicit stopped_masters(std::vector<master*> which);
+  ~stopped_masters();
+  stopped_masters(const stopped_masters&) = delete;
+  stopped_masters& operator=(const stopped_masters&) = delete;
+  json::array uris() const;
+
+ private:
+  void resume_all() noexcept;
+  std::vector<master*> which_;
+};
+
+/// Short name of an error code (errc enumerator names for redlock's codes).
+std::string error_name(const boost::system::error_code& ec);
+
+struct settings {
+  std::vector<master> masters;
+  bool local = true;       // the bench started the masters
+  bool can_stop = true;    // every master's pid is known
+  milliseconds node_timeout{50};
+  milliseconds ttl{10000};
+  bool quick = false;
+  std::string tag;         // unique per run: part of every key name
+
+  redlock::client_options client_options() const;
+  std::vector<std::string> uris() const;
+};
+
+/// What a scenario hands back: its JSON object, or a reason it was skipped.
+struct outcome {
+  json::object data;
+  std::string skipped;  // non-empty: not run, and why
+};
+
+outcome run_floor(settings& s);
+outcome run_uncontended(settings& s);
+outcome run_throughput(settings& s);
+outcome run_contended(settings& s);
+outcome run_fenced(settings& s);
+outcome run_one_hung(settings& s);
+outcome run_no_quorum(settings& s);
+
+}  // namespace bench

@@ -1,0 +1,296 @@
+#include "bench.hpp"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <charconv>
+#include <cmath>
+#include <csignal>
+#include <stdexcept>
+#include <thread>
+
+namespace bench {
+
+// ---- statistics -------------------------------------------------------------------
+
+summary summarize(std::vector<double>& samples) {
+  summary s;
+  s.n = samples.size();
+  if (samples.empty()) return s;
+  std::sort(samples.begin(), samples.end());
+  auto at = [&](double p) {
+    auto i = static_cast<std::ptrdiff_t>(std::ceil(p * static_cast<double>(samples.size()))) - 1;
+    i = std::clamp<std::ptrdiff_t>(i, 0, static_cast<std::ptrdiff_t>(samples.size()) - 1);
+    return samples[static_cast<std::size_t>(i)];
+  };
+  s.p50 = at(0.50);
+  s.p99 = at(0.99);
+  s.max = samples.back();
+  return s;
+}
+
+json::object to_json(const summary& s, int decimals) {
+  double scale = std::pow(10.0, decimals);
+  auto r = [scale](double x) { return std::round(x * scale) / scale; };
+  return {{"p50", r(s.p50)}, {"p99", r(s.p99)}, {"max", r(s.max)}};
+}
+
+// ---- masters ------------------------------------------------------------------------
+
+master parse_master(const std::string& uri) {
+  master m;
+  m.uri = uri;
+  std::string_view rest = uri;
+  auto bad = [&](const std::string& why) { return std::invalid_argument("node '" + uri + "': " + why); };
+  if (rest.starts_with("redis://")) {
+    rest.remove_prefix(8);
+  } else if (rest.starts_with("rediss://")) {
+    rest.remove_prefix(9);
+    m.tls = true;
+  } else {
+    throw bad("expected redis://[user:password@]host[:port][/db] or rediss://...");
+  }
+  if (auto slash = rest.find('/'); slash != std::string_view::npos) {
+    auto path = rest.substr(slash + 1);
+    rest = rest.substr(0, slash);
+    if (!path.empty()) {
+      auto [end, ec] = std::from_chars(path.data(), path.data() + path.size(), m.db);
+      if (ec != std::errc() || end != path.data() + path.size()) throw bad("bad database number");
+    }
+  }
+  if (auto at = rest.rfind('@'); at != std::string_view::npos) {
+    auto userinfo = rest.substr(0, at);
+    rest = rest.substr(at + 1);
+    if (auto colon = userinfo.find(':'); colon != std::string_view::npos) {
+      m.user = userinfo.substr(0, colon);
+      m.password = userinfo.substr(colon + 1);
+    } else {
+      m.password = userinfo;  // redis://secret@host: a password, as the library reads it
+    }
+  }
+  std::string_view port;
+  if (rest.starts_with('[')) {
+    auto close = rest.find(']');
+    if (close == std::string_view::npos) throw bad("unterminated IPv6 literal");
+    m.host = rest.substr(1, close - 1);
+    rest.remove_prefix(close + 1);
+    if (rest.starts_with(':')) port = rest.substr(1);
+  } else if (auto colon = rest.rfind(':'); colon != std::string_view::npos) {
+    m.host = rest.substr(0, colon);
+    port = rest.substr(colon + 1);
+  } else {
+    m.host = rest;
+  }
+  if (m.host.empty()) throw bad("no host");
+  if (!port.empty()) {
+    unsigned p = 0;
+    auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
+    if (ec != std::errc() || end != port.data() + port.size() || p == 0 || p > 65535) throw bad("bad port");
+    m.port = static_cast<std::uint16_t>(p);
+  }
+  return m;
+}
+
+hiredis_ptr connect_blocking(const master& m, milliseconds timeout) {
+  if (m.tls) throw std::runtime_error(m.uri + ": TLS is not supported by the bench's plain hiredis client");
+  timeval tv{static_cast<time_t>(timeout.count() / 1000), static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
+  hiredis_ptr c(redisConnectWithTimeout(m.host.c_str(), m.port, tv));
+  if (!c) throw std::runtime_error(m.uri + ": cannot allocate a hiredis context");
+  if (c->err) throw std::runtime_error(m.uri + ": connect failed: " + c->errstr);
+  redisSetTimeout(c.get(), tv);
+  auto run = [&](std::vector<std::string> argv) {
+    std::vector<const char*> args;
+    std::vector<size_t> lens;
+    for (auto& a : argv) {
+      args.push_back(a.data());
+      lens.push_back(a.size());
+    }
+    auto* r = static_cast<redisReply*>(redisCommandArgv(c.get(), int(args.size()), args.data(), lens.data()));
+    if (!r) throw std::runtime_error(m.uri + ": " + argv[0] + " failed: " + c->errstr);
+    bool error = r->type == REDIS_REPLY_ERROR;
+    std::string text = error ? std::string(r->str, r->len) : std::string();
+    freeReplyObject(r);
+    if (error) throw std::runtime_error(m.uri + ": " + argv[0] + ": " + text);
+  };
+  if (!m.password.empty()) {
+    if (m.user.empty())
+      run({"AUTH", m.password});
+    else
+      run({"AUTH", m.user, m.password});
+  }
+  if (m.db != 0) run({"SELECT", std::to_string(m.db)});
+  return c;
+}
+
+void wait_answering(const master& m, milliseconds limit) {
+  auto deadline = steady::now() + limit;
+  std::string last;
+  while (steady::now() < deadline) {
+    try {
+      auto c = connect_blocking(m, milliseconds(500));
+      auto* r = static_cast<redisReply*>(redisCommand(c.get(), "PING"));
+      bool up = r && r->type == REDIS_REPLY_STATUS;
+      if (r) freeReplyObject(r);
+      if (up) return;
+      last = "no PONG";
+    } catch (const std::exception& e) {
+      last = e.what();
+    }
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  throw std::runtime_error(m.uri + " does not answer PING after resuming: " + last);
+}
+
+// ---- signals ------------------------------------------------------------------------
+
+namespace {
+
+constexpr std::size_t slots = 64;
+std::array<std::atomic<pid_t>, slots> g_stopped{};   // SIGSTOPped by us: SIGCONT on the way out
+std::array<std::atomic<pid_t>, slots> g_children{};  // started by us: SIGTERM on a fatal signal
+
+void put(std::array<std::atomic<pid_t>, slots>& set, pid_t pid) {
+  for (auto& s : set) {
+    pid_t empty = 0;
+    if (s.compare_exchange_strong(empty, pid)) return;
+  }
+  throw std::runtime_error("bench: too many processes to track");
+}
+
+void take(std::array<std::atomic<pid_t>, slots>& set, pid_t pid) {
+  for (auto& s : set) {
+    pid_t p = pid;
+    if (s.compare_exchange_strong(p, 0)) return;
+  }
+}
+
+extern "C" void on_fatal_signal(int sig) {
+  // Only async-signal-safe calls here: kill, signal, raise.
+  for (auto& s : g_stopped) {
+    pid_t p = s.load();
+    if (p > 0) ::kill(p, SIGCONT);
+  }
+  for (auto& s : g_children) {
+    pid_t p = s.load();
+    if (p > 0) {
+      ::kill(p, SIGCONT);
+      ::kill(p, SIGTERM);
+    }
+  }
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+}  // namespace
+
+void install_signal_handlers() {
+  ::signal(SIGPIPE, SIG_IGN);
+  std::vector<int> sigs{SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGABRT};
+#if !defined(__SANITIZE_ADDRESS__)
+  // Under ASan its own handler reports these; do not hide its report.
+  sigs.insert(sigs.end(), {SIGSEGV, SIGBUS, SIGFPE, SIGILL});
+#endif
+  for (int sig : sigs) {
+    struct sigaction sa {};
+    sa.sa_handler = on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND;
+    ::sigaction(sig, &sa, nullptr);
+  }
+}
+
+void register_child(pid_t pid) { put(g_children, pid); }
+void unregister_child(pid_t pid) { take(g_children, pid); }
+
+stopped_masters::stopped_masters(std::vector<master*> which) {
+  try {
+    for (auto* m : which) {
+      if (m->pid <= 0) throw std::runtime_error(m->uri + ": pid unknown, cannot SIGSTOP it");
+      put(g_stopped, m->pid);  // before the stop: a signal in between still CONTs it
+      which_.push_back(m);
+      if (m->local)
+        m->local->pause();
+      else if (::kill(m->pid, SIGSTOP) != 0)
+        throw std::runtime_error(m->uri + ": kill(" + std::to_string(m->pid) + ", SIGSTOP) failed");
+    }
+  } catch (...) {
+    resume_all();
+    throw;
+  }
+}
+
+stopped_masters::~stopped_masters() { resume_all(); }
+
+void stopped_masters::resume_all() noexcept {
+  for (auto* m : which_) {
+    if (m->local)
+      m->local->resume();
+    else
+      ::kill(m->pid, SIGCONT);
+    take(g_stopped, m->pid);
+  }
+  for (auto* m : which_) {
+    try {
+      wait_answering(*m, milliseconds(10000));
+    } catch (...) {
+      // Resumed anyway; the next scenario reports it if it stays silent.
+    }
+  }
+  which_.clear();
+}
+
+json::array stopped_masters::uris() const {
+  json::array out;
+  for (auto* m : which_) out.emplace_back(m->uri);
+  return out;
+}
+
+// ---- misc ---------------------------------------------------------------------------
+
+std::string error_name(const boost::system::error_code& ec) {
+  using redlock::errc;
+  if (ec.category() == redlock::category()) {
+    switch (static_cast<errc>(ec.value())) {
+      case errc::empty_node_list: return "empty_node_list";
+      case errc::bad_uri: return "bad_uri";
+      case errc::bad_ttl: return "bad_ttl";
+      case errc::node_timeout_too_large: return "node_timeout_too_large";
+      case errc::empty_name: return "empty_name";
+      case errc::bad_drift_factor: return "bad_drift_factor";
+      case errc::bad_option: return "bad_option";
+      case errc::not_acquired: return "not_acquired";
+      case errc::validity_expired: return "validity_expired";
+      case errc::not_held: return "not_held";
+      case errc::empty_lock: return "empty_lock";
+      case errc::timeout: return "timeout";
+      case errc::not_connected: return "not_connected";
+      case errc::connection_lost: return "connection_lost";
+      case errc::auth_failed: return "auth_failed";
+      case errc::wrong_type: return "wrong_type";
+      case errc::out_of_memory: return "out_of_memory";
+      case errc::read_only: return "read_only";
+      case errc::server_error: return "server_error";
+      case errc::protocol_error: return "protocol_error";
+      case errc::reply_too_large: return "reply_too_large";
+      case errc::too_many_pending: return "too_many_pending";
+      case errc::shutting_down: return "shutting_down";
+      default: break;  // a code added after this list: named by its message below
+    }
+  }
+  return std::string(ec.category().name()) + ":" + std::to_string(ec.value()) + " (" + ec.message() + ")";
+}
+
+redlock::client_options settings::client_options() const {
+  redlock::client_options o;
+  o.nodes = uris();
+  o.node_timeout = node_timeout;
+  return o;
+}
+
+std::vector<std::string> settings::uris() const {
+  std::vector<std::string> out;
+  for (auto& m : masters) out.push_back(m.uri);
+  return out;
+}
+
+}  // namespace bench

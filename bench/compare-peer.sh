@@ -1,0 +1,273 @@
+#!/usr/bin/env bash
+# compare-peer.sh: redlock-bench next to a Node.js RedLock peer (the redlock
+# npm package v5 with ioredis, /work/shared/peers/node-redlock), back to back
+# on the same 5 redis-server masters, then a side-by-side table of ratios.
+#
+# Usage:
+#   bench/compare-peer.sh [PATH/TO/redlock-bench] [-- extra redlock-bench args]
+#
+# Nothing is built here: pass a built redlock-bench (first argument, or
+# $REDLOCK_BENCH; default ./build/bench/redlock-bench). Needs redis-server,
+# node and npm (the npm registry must be reachable unless PEER_DIR is given).
+#
+# Environment (all optional):
+#   NODES=redis://127.0.0.1:P1,...   reuse these masters instead of starting 5
+#                                    (loopback, no password: the peer takes ports only)
+#   PIDDIR=DIR                       with NODES: DIR/<port>.pid of each master, so the
+#                                    hung/no-quorum scenarios can SIGSTOP them (without
+#                                    it, those are skipped on both sides)
+#   QUICK=1                          short runs on both sides (redlock-bench --quick)
+#   NODE_TIMEOUT=50ms TTL=10s        redlock-bench's --node-timeout and --ttl
+#   PEER_SRC=DIR                     the peer harness (default /work/shared/peers/node-redlock);
+#                                    it is COPIED to a temp dir, never written to
+#   PEER_DIR=DIR                     a prepared copy with node_modules (skips the copy
+#                                    and the npm install)
+#   OUT=DIR                          results (default: a new /tmp/redlock-compare.* dir);
+#                                    redlock-bench.json, peer-*.json, logs, compare.json
+#
+# What runs, in order, on the same masters:
+#   redlock-bench --nodes ... --pidfiles ... --json OUT/redlock-bench.json   (all scenarios)
+#   node bench.js uncontended | throughput conc=64 | contended workers=8 delay=10 jitter=10
+#                 | hung stop=P1 | noquorum stop=P1,P2,P3 (ct=0, and ct=<node timeout>)
+# The peer's latencies are in ms, redlock-bench's in µs; the table converts.
+# Masters started here are SIGCONTed and stopped at exit (trap), also on errors
+# and Ctrl-C.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+bench=${REDLOCK_BENCH:-}
+extra=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --) shift; extra=("$@"); break ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) bench=$1; shift ;;
+  esac
+done
+bench=${bench:-$here/../build/bench/redlock-bench}
+[ -x "$bench" ] || { echo "compare-peer: no executable redlock-bench at '$bench' (pass its path or set REDLOCK_BENCH)" >&2; exit 2; }
+bench=$(cd "$(dirname "$bench")" && pwd)/$(basename "$bench")
+for tool in node npm; do
+  command -v "$tool" >/dev/null || { echo "compare-peer: '$tool' not found" >&2; exit 2; }
+done
+
+quick=${QUICK:-0}
+node_timeout=${NODE_TIMEOUT:-50ms}
+ttl=${TTL:-10s}
+peer_src=${PEER_SRC:-/work/shared/peers/node-redlock}
+work=$(mktemp -d /tmp/redlock-compare.XXXXXX)
+out=${OUT:-$work/out}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+# ---- masters ----------------------------------------------------------------------
+started_pids=()
+cleanup() {
+  local status=$?
+  trap - EXIT INT TERM
+  for pid in "${started_pids[@]}"; do
+    kill -CONT "$pid" 2>/dev/null || true
+    kill -TERM "$pid" 2>/dev/null || true
+  done
+  for pid in "${started_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$work/masters" "$work/peer"
+  [ "$out" = "$work/out" ] || rmdir "$work" 2>/dev/null || true
+  exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# PING over bash's /dev/tcp (no redis-cli needed). True when PONG came back.
+# A subshell, so that a failed connect cannot end the script.
+ping_port() (
+  port=$1 line=""
+  exec 3<>"/dev/tcp/127.0.0.1/$port" || exit 1
+  printf 'PING\r\n' >&3
+  read -r -t 1 line <&3 || true
+  [ "${line%$'\r'}" = "+PONG" ]
+) 2>/dev/null
+
+port_in_use() ( exec 3<>"/dev/tcp/127.0.0.1/$1" ) 2>/dev/null
+
+wait_ping() {  # port, seconds
+  local port=$1 tries=$(( $2 * 20 ))
+  for _ in $(seq "$tries"); do
+    ping_port "$port" && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+start_master() {  # appends to ports, started_pids and the pidfiles
+  for _ in $(seq 20); do
+    local port=$(( 20000 + RANDOM % 40000 ))
+    port_in_use "$port" && continue
+    local dir=$work/masters/$port
+    mkdir -p "$dir"
+    redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
+      --dir "$dir" --logfile "$dir/redis.log" >/dev/null 2>&1 &
+    local pid=$!
+    started_pids+=("$pid")
+    if wait_ping "$port" 10; then
+      echo "$pid" > "$piddir/$port.pid"
+      ports+=("$port")
+      return 0
+    fi
+    kill -TERM "$pid" 2>/dev/null || true
+  done
+  echo "compare-peer: could not start a redis-server" >&2
+  return 1
+}
+
+ports=()
+if [ -n "${NODES:-}" ]; then
+  piddir=${PIDDIR:-}
+  IFS=, read -r -a uris <<< "$NODES"
+  for u in "${uris[@]}"; do
+    hostport=${u#redis://}; hostport=${hostport%%/*}
+    case "$hostport" in
+      127.0.0.1:*|localhost:*) ports+=("${hostport##*:}") ;;
+      *) echo "compare-peer: NODES must be redis://127.0.0.1:PORT without password (the peer takes ports only): '$u'" >&2; exit 2 ;;
+    esac
+  done
+  nodes=$NODES
+else
+  command -v redis-server >/dev/null || { echo "compare-peer: redis-server not found" >&2; exit 2; }
+  piddir=$work/masters/pids
+  mkdir -p "$piddir"
+  for _ in 1 2 3 4 5; do start_master; done
+  nodes=$(printf 'redis://127.0.0.1:%s,' "${ports[@]}"); nodes=${nodes%,}
+fi
+ports_csv=$(IFS=,; echo "${ports[*]}")
+can_stop=0
+if [ -n "$piddir" ]; then
+  can_stop=1
+  for p in "${ports[@]}"; do [ -s "$piddir/$p.pid" ] || can_stop=0; done
+fi
+echo "compare-peer: masters $nodes (pidfiles: ${piddir:-none}); results in $out"
+
+all_up() {
+  for p in "${ports[@]}"; do wait_ping "$p" 10 || { echo "compare-peer: master on port $p does not answer" >&2; return 1; }; done
+}
+
+# ---- redlock-bench ------------------------------------------------------------------
+bench_args=(--nodes "$nodes" --json "$out/redlock-bench.json" --node-timeout "$node_timeout" --ttl "$ttl")
+[ "$can_stop" = 1 ] && bench_args+=(--pidfiles "$piddir")
+[ "$quick" = 1 ] && bench_args+=(--quick)
+echo "compare-peer: $bench ${bench_args[*]} ${extra[*]}"
+status=0
+"$bench" "${bench_args[@]}" "${extra[@]}" > "$out/redlock-bench.txt" 2> "$out/redlock-bench.err" || status=$?
+cat "$out/redlock-bench.txt"
+if [ "$status" -ne 0 ]; then
+  echo "compare-peer: redlock-bench exited with $status (see $out/redlock-bench.err)" >&2
+fi
+[ -s "$out/redlock-bench.json" ] || { echo "compare-peer: no JSON from redlock-bench" >&2; exit 1; }
+all_up
+
+# ---- the peer -----------------------------------------------------------------------
+if [ -n "${PEER_DIR:-}" ]; then
+  peer=$PEER_DIR
+else
+  peer=$work/peer
+  cp -R "$peer_src" "$peer"
+  chmod -R u+w "$peer"
+  rm -rf "$peer/node_modules"
+  echo "compare-peer: npm install in $peer"
+  (cd "$peer" && npm install --no-audit --no-fund) > "$out/npm-install.log" 2>&1 ||
+    { echo "compare-peer: npm install failed (see $out/npm-install.log)" >&2; exit 1; }
+fi
+
+# The node timeout in whole ms, for the peer's ioredis commandTimeout (ct=).
+nt_ms=$(awk -v t="$node_timeout" 'BEGIN { if (t ~ /ms$/) { sub(/ms$/, "", t); print int(t) }
+  else if (t ~ /s$/) { sub(/s$/, "", t); print int(t * 1000) } else print int(t) }')
+if [ "$quick" = 1 ]; then
+  unc=(n=1000 warm=200); thr=(conc=64 secs=3 warm=1); con=(workers=8 secs=4 delay=10 jitter=10 ttl=10000)
+  hung=(n=500 warm=100)
+else
+  unc=(n=5000 warm=500); thr=(conc=64 secs=10 warm=1); con=(workers=8 secs=10 delay=10 jitter=10 ttl=10000)
+  hung=(n=2000 warm=300)
+fi
+p=("${ports[@]}")
+runs=("uncontended ${unc[*]}" "throughput ${thr[*]}" "contended ${con[*]}")
+if [ "$can_stop" = 1 ] && [ "${#p[@]}" -ge 3 ]; then
+  runs+=("hung stop=${p[0]} ${hung[*]}"
+         "noquorum stop=${p[0]},${p[1]},${p[2]} tries=2 cap=3000 ct=0"
+         "noquorum stop=${p[0]},${p[1]},${p[2]} tries=3 cap=3000 ct=$nt_ms")
+else
+  echo "compare-peer: no pidfiles for every master: peer hung/noquorum skipped"
+fi
+i=0
+for r in "${runs[@]}"; do
+  read -r -a args <<< "$r"
+  name=${args[0]}
+  [ "$name" = noquorum ] && { i=$((i + 1)); name=noquorum$i; }
+  echo "compare-peer: PORTS=$ports_csv PIDDIR=$piddir node bench.js ${args[*]}"
+  if (cd "$peer" && PORTS=$ports_csv PIDDIR=$piddir timeout 300 node bench.js "${args[@]}") \
+      > "$out/peer-$name.json" 2> "$out/peer-$name.err"; then :; else
+    echo "compare-peer: peer $name failed (see $out/peer-$name.err)" >&2
+  fi
+  all_up
+done
+
+# ---- side by side -------------------------------------------------------------------
+OUT_DIR=$out NODE_TIMEOUT_MS=$nt_ms node - <<'EOF'
+const fs = require('fs');
+const dir = process.env.OUT_DIR;
+// The peer prints one JSON object per run (last line); redlock-bench writes a whole file.
+const load = (f, whole) => {
+  try {
+    const t = fs.readFileSync(`${dir}/${f}`, 'utf8').trim();
+    return t ? JSON.parse(whole ? t : t.split('\n').pop()) : null;
+  } catch (e) { return null; }
+};
+const ours = load('redlock-bench.json', true) || {};
+const peer = { u: load('peer-uncontended.json'), t: load('peer-throughput.json'), c: load('peer-contended.json'),
+               h: load('peer-hung.json'), q0: load('peer-noquorum1.json'), q1: load('peer-noquorum2.json') };
+const get = (o, path) => path.split('.').reduce((x, k) => (x == null ? undefined : x[k]), o);
+const ms2us = (x) => (x == null ? undefined : x * 1000);
+const zeros = (a) => (Array.isArray(a) ? a.filter((x) => x === 0).length : undefined);
+const median = (a) => { if (!a.length) return undefined; const s = [...a].sort((x, y) => x - y); return s[Math.ceil(s.length / 2) - 1]; };
+const rows = [];
+// [label, ours, theirs, unit, how to read the ratio]
+const row = (label, a, b, unit, better) => rows.push({ label, ours: a, peer: b, unit, better,
+  ratio: (better && typeof a === 'number' && typeof b === 'number' && b !== 0) ? a / b : undefined });
+row('uncontended pairs/s', get(ours, 'uncontended.pairs_per_s'), get(peer.u, 'pairs_per_s'), '/s', 'higher');
+row('64 in flight pairs/s', get(ours, 'throughput.pairs_per_s'), get(peer.t, 'pairs_per_s'), '/s', 'higher');
+row('contended sections/s', get(ours, 'contended.sections_per_s'), get(peer.c, 'cs_per_s'), '/s', 'higher');
+row('uncontended pair p50', get(ours, 'uncontended.pair_us.p50'), ms2us(get(peer.u, 'pair.p50')), 'µs', 'lower');
+row('uncontended pair p99', get(ours, 'uncontended.pair_us.p99'), ms2us(get(peer.u, 'pair.p99')), 'µs', 'lower');
+row('uncontended acquire p50', get(ours, 'uncontended.acquire_us.p50'), ms2us(get(peer.u, 'acquire.p50')), 'µs', 'lower');
+row('64 in flight pair p50', get(ours, 'throughput.pair_us.p50'), ms2us(get(peer.t, 'pair.p50')), 'µs', 'lower');
+row('contended fairness min/max', get(ours, 'contended.fairness'), get(peer.c, 'min_over_max'), '', 'higher');
+row('contended zero seconds', get(ours, 'contended.zero_seconds'), zeros(get(peer.c, 'per_second')), 's', '');
+row('contended violations', get(ours, 'contended.violations'), get(peer.c, 'violations'), '', '');
+row('one hung: acquire p50', get(ours, 'one_hung.acquire_us.p50'), ms2us(get(peer.h, 'while_stopped.acquire.p50')), 'µs', 'lower');
+row('one hung: failures', get(ours, 'one_hung.failures'), get(peer.h, 'while_stopped.acquire_fails'), '', '');
+const peerHungRatio = (get(peer.h, 'while_stopped.acquire.p50') && get(peer.h, 'baseline_all_up.acquire.p50'))
+  ? get(peer.h, 'while_stopped.acquire.p50') / get(peer.h, 'baseline_all_up.acquire.p50') : undefined;
+row('one hung: acquire p50 / own healthy p50', get(ours, 'ratios.hung_over_own_baseline'), peerHungRatio, 'x', '');
+const failed = (q) => (q && q.tries ? q.tries.filter((t) => t.outcome === 'failed').map((t) => t.ms) : []);
+const outcomes = (q) => (q && q.tries ? q.tries.map((t) => (t.outcome === 'failed' ? `failed ${t.ms} ms` : `${t.outcome} ${t.ms} ms`)).join('; ') : 'not run');
+row(`no quorum: fail p50 (peer ct=${process.env.NODE_TIMEOUT_MS})`, get(ours, 'no_quorum.fail_ms.p50'), median(failed(peer.q1)), 'ms', 'lower');
+
+const fmt = (x) => (x === undefined || x === null ? '-' : typeof x !== 'number' ? String(x)
+  : Number.isInteger(x) ? String(x) : Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(2));
+const w = [34, 13, 13, 6, 18];
+const line = (c) => c.map((x, i) => (i === 0 ? String(x).padEnd(w[i]) : String(x).padStart(w[i]))).join('  ');
+console.log('\nredlock-bench vs node-redlock (peer latencies converted from ms to µs)\n');
+console.log(line(['metric', 'redlock', 'node-redlock', 'unit', 'ours/theirs']));
+for (const r of rows) console.log(line([r.label, fmt(r.ours), fmt(r.peer), r.unit,
+  r.ratio === undefined ? '-' : `${r.ratio.toFixed(2)}${r.better ? ` (${r.better} better)` : ''}`]));
+console.log(`\npeer noquorum, ct=0 (ioredis without commandTimeout): ${outcomes(peer.q0)}`);
+console.log(`peer noquorum, ct=${process.env.NODE_TIMEOUT_MS}: ${outcomes(peer.q1)}`);
+console.log(`ours no_quorum: fail_ms ${JSON.stringify(get(ours, 'no_quorum.fail_ms'))}, errors ${JSON.stringify(get(ours, 'no_quorum.errors'))}`);
+console.log(`ours ratios: ${JSON.stringify(ours.ratios || {})}`);
+const targets = [
+  ['uncontended pairs/s ours/theirs >= 3', rows[0].ratio, (x) => x >= 3],
+  ['64 in flight pairs/s ours/theirs >= 3', rows[1].ratio, (x) => x >= 3],
+];
+for (const [what, x, ok] of targets) console.log(`target ${what}: ${x === undefined ? 'not measured' : `${x.toFixed(2)} ${ok(x) ? 'ok' : 'MISSED'}`}`);
+fs.writeFileSync(`${dir}/compare.json`, JSON.stringify({ rows, peer_noquorum: { ct0: peer.q0, ct: peer.q1 } }, null, 2) + '\n');
+console.log(`\n(details: ${dir})`);
+EOF
+exit "$status"

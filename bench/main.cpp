@@ -1,0 +1,430 @@
+// redlock-bench: latency and throughput of redlock against real masters.
+//
+//   redlock-bench [--quick] [--json FILE] [--scenario NAME ...]
+//                 [--nodes URI,...] [--pidfiles DIR] [--node-timeout 50ms] [--ttl 10s]
+//
+// Without --nodes it starts 5 redis-server masters of its own on free loopback
+// ports. Prints a table on stdout (progress on stderr) and, with --json, the
+// figures as JSON. Exit status: 0 when the run completed; 1 on a bad option
+// or a scenario that could not run; 3 when `contended` saw overlapping holders.
+#include "bench.hpp"
+
+#include <boost/program_options.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <thread>
+#include <unistd.h>
+
+#ifndef REDLOCK_BENCH_BUILD_TYPE
+#define REDLOCK_BENCH_BUILD_TYPE ""
+#endif
+#ifndef REDLOCK_BENCH_SANITIZE
+#define REDLOCK_BENCH_SANITIZE 0
+#endif
+
+namespace po = boost::program_options;
+using namespace bench;
+
+namespace {
+
+struct scenario {
+  const char* name;
+  outcome (*run)(settings&);
+  const char* what;
+};
+
+const scenario all_scenarios[] = {
+    {"floor", run_floor, "one EVALSHA (SET NX PX in Lua) and one SET to one master, blocking hiredis"},
+    {"uncontended", run_uncontended, "sequential acquire+release on distinct names"},
+    {"throughput", run_throughput, "64 acquire+release loops in flight on one async_client, one thread"},
+    {"contended", run_contended, "8 workers, each its own client, on one key with retries (10 +/- 10 ms)"},
+    {"fenced", run_fenced, "sequential acquire+release with fencing tokens, one resource"},
+    {"one_hung", run_one_hung, "one master SIGSTOPped: sequential acquire+release"},
+    {"no_quorum", run_no_quorum, "a majority SIGSTOPped: single attempts until failure"},
+};
+
+// "50", "50ms", "10s", "1.5s" -> milliseconds (a bare number is milliseconds).
+milliseconds parse_duration(const std::string& text, const char* what) {
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (...) {
+    throw po::error(std::string("--") + what + ": '" + text + "' is not a duration (e.g. 50ms, 10s)");
+  }
+  std::string unit = text.substr(used);
+  double ms = 0;
+  if (unit.empty() || unit == "ms")
+    ms = value;
+  else if (unit == "s")
+    ms = value * 1000;
+  else
+    throw po::error(std::string("--") + what + ": unknown unit '" + unit + "' (ms or s)");
+  if (ms < 1) throw po::error(std::string("--") + what + ": must be at least 1 ms");
+  return milliseconds(static_cast<long long>(ms));
+}
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, sep))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::string utc_timestamp() {
+  auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// ---- JSON and table output ------------------------------------------------------------
+
+// Doubles in their shortest form ("24.8", not Boost.JSON's "2.48E1").
+void scalar(std::ostream& os, const json::value& v) {
+  if (v.is_double()) {
+    char buf[64];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v.get_double());
+    if (ec == std::errc() && std::isfinite(v.get_double())) {
+      os.write(buf, end - buf);
+      return;
+    }
+  }
+  os << json::serialize(v);
+}
+
+void pretty(std::ostream& os, const json::value& v, int indent = 0) {
+  auto pad = [&](int n) { os << std::string(static_cast<std::size_t>(n), ' '); };
+  if (v.is_object()) {
+    const auto& o = v.get_object();
+    if (o.empty()) {
+      os << "{}";
+      return;
+    }
+    os << "{\n";
+    bool first = true;
+    for (auto& [k, x] : o) {
+      if (!first) os << ",\n";
+      first = false;
+      pad(indent + 2);
+      os << json::serialize(json::value(k)) << ": ";
+      pretty(os, x, indent + 2);
+    }
+    os << "\n";
+    pad(indent);
+    os << "}";
+  } else if (v.is_array()) {
+    // Arrays (of scalars, here) on one line.
+    os << "[";
+    bool first = true;
+    for (auto& x : v.get_array()) {
+      if (!first) os << ", ";
+      first = false;
+      pretty(os, x, indent + 2);
+    }
+    os << "]";
+  } else {
+    scalar(os, v);
+  }
+}
+
+bool is_latency(const json::value& v) {
+  return v.is_object() && v.get_object().contains("p50") && v.get_object().contains("p99") &&
+         v.get_object().contains("max");
+}
+
+std::string scalar_text(const json::value& v) {
+  if (v.is_string()) return std::string(v.get_string());
+  if (v.is_double()) {
+    std::ostringstream os;
+    os << std::fixed << std::setprecision(3) << v.get_double();
+    auto s = os.str();
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+    return s;
+  }
+  if (v.is_object()) {
+    std::string out;
+    for (auto& [k, x] : v.get_object()) {
+      if (!out.empty()) out += ", ";
+      out += std::string(k) + "=" + scalar_text(x);
+    }
+    return out;
+  }
+  return json::serialize(v);
+}
+
+void print_table(std::ostream& os, const json::object& root) {
+  auto num = [](const json::value& v) {
+    std::ostringstream s;
+    s << std::fixed << std::setprecision(v.is_double() && v.get_double() < 100 ? 2 : 1) << v.to_number<double>();
+    return s.str();
+  };
+  os << "\n";
+  for (auto& sc : all_scenarios) {
+    auto* v = root.if_contains(sc.name);
+    if (!v || !v->is_object()) continue;
+    const auto& o = v->get_object();
+    os << sc.name << " -- " << sc.what << "\n";
+    for (auto& [k, x] : o) {
+      os << "  " << std::left << std::setw(24) << std::string(k);
+      if (is_latency(x)) {
+        auto& l = x.get_object();
+        os << "p50 " << std::right << std::setw(10) << num(l.at("p50")) << "   p99 " << std::setw(10)
+           << num(l.at("p99")) << "   max " << std::setw(10) << num(l.at("max"));
+      } else {
+        os << scalar_text(x);
+      }
+      os << std::left << "\n";
+    }
+    os << "\n";
+  }
+  if (auto* sk = root.if_contains("skipped"); sk && !sk->get_object().empty()) {
+    os << "skipped\n";
+    for (auto& [k, x] : sk->get_object()) os << "  " << std::left << std::setw(24) << std::string(k) << std::string(x.get_string()) << "\n";
+    os << "\n";
+  }
+  if (auto* er = root.if_contains("scenario_errors"); er && !er->get_object().empty()) {
+    os << "scenario errors\n";
+    for (auto& [k, x] : er->get_object()) os << "  " << std::left << std::setw(24) << std::string(k) << std::string(x.get_string()) << "\n";
+    os << "\n";
+  }
+  struct target {
+    const char* key;
+    const char* meaning;
+    double limit;
+  };
+  const target targets[] = {
+      {"pair_over_floor", "uncontended pair p50 / floor EVALSHA p50", 3.0},
+      {"hung_over_healthy", "one_hung acquire p50 / uncontended acquire p50", 1.3},
+      {"hung_over_own_baseline", "one_hung acquire p50 / its healthy baseline p50", 0},
+      {"fail_over_timeout", "no_quorum fail p50 / node timeout", 1.1},
+      {"fenced_over_plain", "fenced acquire p50 / uncontended acquire p50", 0},
+  };
+  os << "ratios\n";
+  const auto& ratios = root.at("ratios").get_object();
+  for (auto& t : targets) {
+    os << "  " << std::left << std::setw(24) << t.key;
+    if (auto* r = ratios.if_contains(t.key); r && !r->is_null()) {
+      double x = r->to_number<double>();
+      os << std::right << std::setw(7) << std::fixed << std::setprecision(2) << x << "  " << std::left
+         << std::setw(50) << t.meaning;
+      if (t.limit > 0) os << "target <= " << std::setprecision(1) << t.limit << (x <= t.limit ? "  ok" : "  MISSED");
+    } else {
+      os << std::right << std::setw(7) << "-" << "  " << t.meaning << " (not measured)";
+    }
+    os << "\n";
+  }
+  os.unsetf(std::ios::fixed);
+}
+
+std::optional<double> p50_of(const json::object& root, const char* scenario, const char* key) {
+  auto* s = root.if_contains(scenario);
+  if (!s || !s->is_object()) return std::nullopt;
+  auto* v = s->get_object().if_contains(key);
+  if (!v || !is_latency(*v)) return std::nullopt;
+  return v->get_object().at("p50").to_number<double>();
+}
+
+json::value ratio(std::optional<double> a, std::optional<double> b) {
+  if (!a || !b || *b <= 0) return nullptr;
+  return std::round(*a / *b * 1000.0) / 1000.0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string nodes_arg, pidfiles, json_path, node_timeout_arg = "50ms", ttl_arg = "10s";
+  std::vector<std::string> scenario_args;
+  settings s;
+
+  po::options_description desc(
+      "redlock-bench: latency and throughput of redlock against real redis-server masters.\n"
+      "Without --nodes it starts 5 masters of its own on free loopback ports.\n"
+      "Scenarios: floor uncontended throughput contended fenced one_hung no_quorum\n\nOptions");
+  desc.add_options()("help,h", "this help")(
+      "nodes", po::value(&nodes_arg), "comma-separated master URIs (redis://host:port,...) instead of local ones")(
+      "pidfiles", po::value(&pidfiles),
+      "with --nodes: directory of <port>.pid files, so one_hung and no_quorum can SIGSTOP the masters")(
+      "scenario", po::value(&scenario_args)->composing(), "scenario to run (repeatable or comma-separated; default all)")(
+      "quick", po::bool_switch(&s.quick), "fewer samples and shorter runs (the whole run under 60 s)")(
+      "json", po::value(&json_path), "write the figures as JSON to FILE")(
+      "node-timeout", po::value(&node_timeout_arg), "per-master deadline, e.g. 50ms (default 50ms)")(
+      "ttl", po::value(&ttl_arg), "lock TTL, e.g. 10s (default 10s)");
+
+  std::vector<const scenario*> selected;
+  try {
+    po::variables_map vm;
+    po::store(po::parse_command_line(argc, argv, desc), vm);
+    po::notify(vm);
+    if (vm.count("help")) {
+      std::cout << desc << "\n";
+      for (auto& sc : all_scenarios) std::cout << "  " << std::left << std::setw(13) << sc.name << sc.what << "\n";
+      return 0;
+    }
+    s.node_timeout = parse_duration(node_timeout_arg, "node-timeout");
+    s.ttl = parse_duration(ttl_arg, "ttl");
+    if (s.node_timeout >= s.ttl) throw po::error("--node-timeout must be smaller than --ttl");
+    std::vector<std::string> names;
+    for (auto& a : scenario_args)
+      for (auto& n : split(a, ',')) names.push_back(n);
+    for (auto& sc : all_scenarios)
+      if (names.empty() || std::find(names.begin(), names.end(), sc.name) != names.end()) selected.push_back(&sc);
+    for (auto& n : names)
+      if (std::none_of(std::begin(all_scenarios), std::end(all_scenarios),
+                       [&](const scenario& sc) { return n == sc.name; }))
+        throw po::error("unknown scenario '" + n + "'");
+    if (!pidfiles.empty() && nodes_arg.empty()) throw po::error("--pidfiles needs --nodes");
+    if (!nodes_arg.empty()) {
+      for (auto& u : split(nodes_arg, ',')) s.masters.push_back(parse_master(u));
+      if (s.masters.empty()) throw po::error("--nodes: no URI given");
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "redlock-bench: " << e.what() << "\n\n" << desc << "\n";
+    return 1;
+  }
+
+  install_signal_handlers();
+  s.tag = "redlock-bench:" + std::to_string(::getpid()) + ":" +
+          std::to_string(std::chrono::duration_cast<milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch()).count());
+
+  std::vector<std::unique_ptr<redlock::testing::redis_process>> local;
+  std::vector<std::string> notes;
+  try {
+    if (s.masters.empty()) {
+      s.local = true;
+      for (int i = 0; i < 5; ++i) {
+        local.push_back(std::make_unique<redlock::testing::redis_process>());
+        register_child(local.back()->pid());
+        master m = parse_master(local.back()->uri());
+        m.local = local.back().get();
+        m.pid = local.back()->pid();
+        s.masters.push_back(m);
+      }
+    } else {
+      s.local = false;
+      s.can_stop = !pidfiles.empty();
+      for (auto& m : s.masters) {
+        if (pidfiles.empty()) break;
+        auto path = pidfiles + "/" + std::to_string(m.port) + ".pid";
+        std::ifstream in(path);
+        long pid = 0;
+        if (!(in >> pid) || pid <= 1) {
+          notes.push_back("no usable pidfile " + path + " for " + m.uri);
+          s.can_stop = false;
+          continue;
+        }
+        if (::kill(static_cast<pid_t>(pid), 0) != 0) {
+          notes.push_back("pid " + std::to_string(pid) + " from " + path + ": " + std::strerror(errno));
+          s.can_stop = false;
+          continue;
+        }
+        m.pid = static_cast<pid_t>(pid);
+      }
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "redlock-bench: cannot set up the masters: " << e.what() << "\n";
+    return 1;
+  }
+  for (auto& n : notes) std::cerr << "redlock-bench: note: " << n << "\n";
+
+  json::object root;
+  json::object config;
+  json::array nodes_json;
+  for (auto& m : s.masters) nodes_json.emplace_back(m.uri);
+  config["nodes"] = nodes_json;
+  config["local_masters"] = s.local;
+  config["pids_known"] = s.can_stop;
+  config["node_timeout_ms"] = s.node_timeout.count();
+  config["ttl_ms"] = s.ttl.count();
+  config["quick"] = s.quick;
+  config["build_type"] = REDLOCK_BENCH_BUILD_TYPE;
+  config["sanitizers"] = static_cast<bool>(REDLOCK_BENCH_SANITIZE);
+  config["compiler"] = __VERSION__;
+  config["hardware_threads"] = std::thread::hardware_concurrency();
+  config["timestamp"] = utc_timestamp();
+  json::array sc_json;
+  for (auto* sc : selected) sc_json.emplace_back(sc->name);
+  config["scenarios"] = sc_json;
+  root["config"] = config;
+
+  json::object skipped, errors;
+  auto run_start = steady::now();
+  for (auto* sc : selected) {
+    std::cerr << "redlock-bench: " << sc->name << " ..." << std::flush;
+    auto t0 = steady::now();
+    try {
+      auto out = sc->run(s);
+      if (!out.skipped.empty()) {
+        skipped[sc->name] = out.skipped;
+        std::cerr << " skipped: " << out.skipped << "\n";
+        continue;
+      }
+      root[sc->name] = std::move(out.data);
+      std::cerr << " " << std::fixed << std::setprecision(1)
+                << std::chrono::duration<double>(steady::now() - t0).count() << " s\n";
+    } catch (const std::exception& e) {
+      errors[sc->name] = e.what();
+      std::cerr << " FAILED: " << e.what() << "\n";
+    }
+  }
+  root["config"].get_object()["elapsed_s"] =
+      std::round(std::chrono::duration<double>(steady::now() - run_start).count() * 10) / 10;
+
+  json::object ratios;
+  ratios["pair_over_floor"] = ratio(p50_of(root, "uncontended", "pair_us"), p50_of(root, "floor", "evalsha_us"));
+  ratios["hung_over_healthy"] = ratio(p50_of(root, "one_hung", "acquire_us"), p50_of(root, "uncontended", "acquire_us"));
+  // The same client just before the stop: less exposed to load drift between scenarios.
+  ratios["hung_over_own_baseline"] =
+      ratio(p50_of(root, "one_hung", "acquire_us"), p50_of(root, "one_hung", "healthy_acquire_us"));
+  std::optional<double> fail = p50_of(root, "no_quorum", "fail_ms");
+  ratios["fail_over_timeout"] = ratio(fail, static_cast<double>(s.node_timeout.count()));
+  ratios["fenced_over_plain"] = ratio(p50_of(root, "fenced", "acquire_us"), p50_of(root, "uncontended", "acquire_us"));
+  root["ratios"] = ratios;
+  if (!skipped.empty()) root["skipped"] = skipped;
+  if (!errors.empty()) root["scenario_errors"] = errors;
+
+  std::size_t violations = 0;
+  if (auto* c = root.if_contains("contended")) violations = c->get_object().at("violations").to_number<std::size_t>();
+
+  int status = 0;
+  if (!json_path.empty()) {
+    std::ofstream out(json_path);
+    pretty(out, root);
+    out << "\n";
+    if (!out) {
+      std::cerr << "redlock-bench: cannot write " << json_path << "\n";
+      status = 1;
+    }
+  }
+  std::cout << "redlock-bench: " << s.masters.size() << (s.local ? " local" : "") << " masters, node timeout "
+            << s.node_timeout.count() << " ms, TTL " << s.ttl.count() << " ms" << (s.quick ? ", quick" : "")
+            << ", build " << REDLOCK_BENCH_BUILD_TYPE << (REDLOCK_BENCH_SANITIZE ? " (sanitizers)" : "")
+            << "; latencies in microseconds unless named _ms\n";
+  print_table(std::cout, root);
+  std::cout << std::flush;
+
+  for (auto& p : local) unregister_child(p->pid());
+  local.clear();  // stops the masters
+
+  if (!errors.empty()) status = 1;
+  if (violations > 0) {
+    std::cerr << "redlock-bench: " << violations << " overlapping holders seen in contended\n";
+    status = 3;
+  }
+  return status;
+}

@@ -1,0 +1,540 @@
+// The scenarios of redlock-bench. Each builds its own clients (so no state
+// leaks from one to the next), warms up, then measures.
+#include "bench.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <exception>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+
+namespace bench {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr auto as_tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+
+double round_to(double x, int decimals) {
+  double scale = std::pow(10.0, decimals);
+  return std::round(x * scale) / scale;
+}
+
+json::object counts_json(const std::map<std::string, std::size_t>& m) {
+  json::object o;
+  for (auto& [k, v] : m) o[k] = v;
+  return o;
+}
+
+// Runs coroutines on `io`, on this thread, until every one has finished (the
+// client's connections keep the context busy, so run() alone would not return).
+void run_all(asio::io_context& io, std::vector<asio::awaitable<void>> tasks) {
+  std::size_t left = tasks.size();
+  std::exception_ptr first;
+  for (auto& t : tasks)
+    asio::co_spawn(io, std::move(t), [&](std::exception_ptr e) {
+      if (e && !first) first = e;
+      if (--left == 0) io.stop();
+    });
+  io.restart();
+  io.run();
+  if (first) std::rethrow_exception(first);
+  if (left != 0) throw std::runtime_error("io_context ran out of work with tasks unfinished");
+}
+
+void run_one(asio::io_context& io, asio::awaitable<void> task) {
+  std::vector<asio::awaitable<void>> v;
+  v.push_back(std::move(task));
+  run_all(io, std::move(v));
+}
+
+// One async_client on a single-threaded io_context driven by this thread. On
+// destruction the client is shut down and the context run until its sockets
+// are closed.
+struct async_env {
+  asio::io_context io{1};
+  std::optional<redlock::async_client> client;
+
+  explicit async_env(const settings& s) { client.emplace(io.get_executor(), s.client_options()); }
+  ~async_env() {
+    client.reset();
+    try {
+      io.restart();
+      io.run_for(2s);
+    } catch (...) {
+    }
+  }
+};
+
+struct pair_samples {
+  std::vector<double> acquire, release, pair;  // µs
+  std::size_t failures = 0;                    // acquisitions that failed
+  std::map<std::string, std::size_t> errors;
+  std::vector<std::uint64_t> fences;
+  double elapsed_s = 0;
+
+  double pairs_per_s() const { return elapsed_s > 0 ? static_cast<double>(pair.size()) / elapsed_s : 0; }
+};
+
+// Sequential acquire+release. Names are prefix + i, or just prefix when
+// `distinct` is false (one resource: its fence counter keeps growing).
+asio::awaitable<void> sequential_pairs(redlock::async_client& c, std::string prefix, bool distinct, std::size_t n,
+                                       redlock::acquire_options o, pair_samples& out) {
+  auto start = steady::now();
+  for (std::size_t i = 0; i < n; ++i) {
+    std::string name = distinct ? prefix + std::to_string(i) : prefix;
+    auto t0 = steady::now();
+    auto [ec, l] = co_await c.async_acquire(std::move(name), o, as_tuple_awaitable);
+    auto t1 = steady::now();
+    if (ec) {
+      ++out.failures;
+      ++out.errors[error_name(ec)];
+      continue;
+    }
+    if (auto f = l.fence()) out.fences.push_back(*f);
+    auto [rec] = co_await c.async_release(l, as_tuple_awaitable);
+    auto t2 = steady::now();
+    if (rec) ++out.errors["release:" + error_name(rec)];
+    out.acquire.push_back(micros(t0, t1));
+    out.release.push_back(micros(t1, t2));
+    out.pair.push_back(micros(t0, t2));
+  }
+  out.elapsed_s = std::chrono::duration<double>(steady::now() - start).count();
+}
+
+void put_pairs(json::object& o, pair_samples& p) {
+  o["samples"] = p.pair.size();
+  o["acquire_us"] = to_json(summarize(p.acquire));
+  o["release_us"] = to_json(summarize(p.release));
+  o["pair_us"] = to_json(summarize(p.pair));
+  o["pairs_per_s"] = std::round(p.pairs_per_s());
+  o["failures"] = p.failures;
+  if (!p.errors.empty()) o["errors"] = counts_json(p.errors);
+}
+
+redlock::acquire_options single_attempt(const settings& s) {
+  redlock::acquire_options o;
+  o.ttl = s.ttl;  // wait 0, max_attempts 0: one attempt, no retries
+  return o;
+}
+
+}  // namespace
+
+// ---- floor: one master, plain blocking hiredis --------------------------------------
+
+outcome run_floor(settings& s) {
+  outcome r;
+  auto& m = s.masters.front();
+  if (m.tls) {
+    r.skipped = "the first master uses rediss://; the floor's plain hiredis context speaks TCP only";
+    return r;
+  }
+  auto c = connect_blocking(m, 2000ms);
+  const std::string script = "if redis.call('SET',KEYS[1],ARGV[1],'NX','PX',ARGV[2]) then return 1 end return 0";
+  std::string sha;
+  {
+    auto* rep = static_cast<redisReply*>(redisCommand(c.get(), "SCRIPT LOAD %s", script.c_str()));
+    if (!rep || rep->type != REDIS_REPLY_STRING) {
+      if (rep) freeReplyObject(rep);
+      throw std::runtime_error("floor: SCRIPT LOAD failed");
+    }
+    sha.assign(rep->str, rep->len);
+    freeReplyObject(rep);
+  }
+  const std::size_t warm = s.quick ? 500 : 2000;
+  const std::size_t n = s.quick ? 3000 : 20000;
+  const std::string ttl = std::to_string(s.ttl.count());
+  std::vector<double> evalsha, set;
+  evalsha.reserve(n);
+  set.reserve(n);
+  auto command = [&](const std::vector<std::string>& argv, auto check) {
+    const char* args[8];
+    size_t lens[8];
+    for (std::size_t i = 0; i < argv.size(); ++i) {
+      args[i] = argv[i].data();
+      lens[i] = argv[i].size();
+    }
+    auto t0 = steady::now();
+    auto* rep = static_cast<redisReply*>(redisCommandArgv(c.get(), int(argv.size()), args, lens));
+    auto t1 = steady::now();
+    if (!rep) throw std::runtime_error("floor: " + argv[0] + " failed: " + std::string(c->errstr));
+    bool ok = check(*rep);
+    freeReplyObject(rep);
+    if (!ok) throw std::runtime_error("floor: unexpected reply to " + argv[0]);
+    return micros(t0, t1);
+  };
+  // Interleaved, so that drift of the machine's load affects both alike.
+  for (std::size_t i = 0; i < warm + n; ++i) {
+    std::vector<std::string> e{"EVALSHA", sha, "1", s.tag + ":floor:e:" + std::to_string(i), "bench", ttl};
+    double te = command(e, [](const redisReply& rep) { return rep.type == REDIS_REPLY_INTEGER && rep.integer == 1; });
+    std::vector<std::string> p{"SET", s.tag + ":floor:s:" + std::to_string(i), "bench", "PX", ttl};
+    double ts = command(p, [](const redisReply& rep) { return rep.type == REDIS_REPLY_STATUS; });
+    if (i >= warm) {
+      evalsha.push_back(te);
+      set.push_back(ts);
+    }
+  }
+  r.data["node"] = m.uri;
+  r.data["samples"] = n;
+  r.data["script"] = script;
+  r.data["evalsha_us"] = to_json(summarize(evalsha));
+  r.data["set_us"] = to_json(summarize(set));
+  return r;
+}
+
+// ---- uncontended: sequential pairs on distinct names --------------------------------
+
+outcome run_uncontended(settings& s) {
+  outcome r;
+  const std::size_t warm = s.quick ? 200 : 500;
+  const std::size_t n = s.quick ? 1000 : 5000;
+  auto o = single_attempt(s);
+  pair_samples p;
+  {
+    async_env env(s);
+    pair_samples w;
+    run_one(env.io, sequential_pairs(*env.client, s.tag + ":uw:", true, warm, o, w));
+    run_one(env.io, sequential_pairs(*env.client, s.tag + ":u:", true, n, o, p));
+  }
+  r.data["api"] = "async_client, io_context run to completion on the calling thread";
+  put_pairs(r.data, p);
+
+  // The sync facade: the same pairs through its I/O thread (a thread handoff
+  // each way), for comparison.
+  const std::size_t sync_n = s.quick ? 250 : 1000;
+  std::vector<double> acq, pair;
+  std::size_t failures = 0;
+  std::map<std::string, std::size_t> errors;
+  double elapsed = 0;
+  {
+    redlock::client c(s.client_options());
+    for (int phase = 0; phase < 2; ++phase) {
+      std::size_t count = phase == 0 ? warm / 2 : sync_n;
+      auto start = steady::now();
+      for (std::size_t i = 0; i < count; ++i) {
+        auto name = s.tag + (phase == 0 ? ":sw:" : ":s:") + std::to_string(i);
+        auto t0 = steady::now();
+        try {
+          auto l = c.try_acquire(name, o);
+          auto t1 = steady::now();
+          if (!l) {
+            ++failures;
+            ++errors["not_acquired"];
+            continue;
+          }
+          c.release(*l);
+          auto t2 = steady::now();
+          if (phase == 1) {
+            acq.push_back(micros(t0, t1));
+            pair.push_back(micros(t0, t2));
+          }
+        } catch (const redlock::error& e) {
+          ++failures;
+          ++errors[error_name(e.code())];
+        }
+      }
+      if (phase == 1) elapsed = std::chrono::duration<double>(steady::now() - start).count();
+    }
+  }
+  r.data["sync_samples"] = pair.size();
+  r.data["sync_acquire_us"] = to_json(summarize(acq));
+  r.data["sync_pair_us"] = to_json(summarize(pair));
+  r.data["sync_pairs_per_s"] = elapsed > 0 ? std::round(static_cast<double>(pair.size()) / elapsed) : 0.0;
+  if (failures) r.data["sync_failures"] = failures;
+  if (!errors.empty()) r.data["sync_errors"] = counts_json(errors);
+  return r;
+}
+
+// ---- throughput: 64 concurrent loops on one async_client, one thread ------------------
+
+outcome run_throughput(settings& s) {
+  outcome r;
+  const std::size_t in_flight = 64;
+  const auto warm = s.quick ? 500ms : 1000ms;
+  const auto secs = s.quick ? 3s : 10s;
+  auto o = single_attempt(s);
+  std::vector<double> lat;
+  std::size_t done = 0, failures = 0;
+  std::map<std::string, std::size_t> errors;
+  {
+    async_env env(s);
+    auto warm_end = steady::now() + warm;
+    auto end = warm_end + secs;
+    auto worker = [&](std::size_t w) -> asio::awaitable<void> {
+      auto& c = *env.client;
+      std::string prefix = s.tag + ":t:" + std::to_string(w) + ":";
+      for (std::size_t k = 0; steady::now() < end; ++k) {
+        auto t0 = steady::now();
+        auto [ec, l] = co_await c.async_acquire(prefix + std::to_string(k), o, as_tuple_awaitable);
+        if (ec) {
+          if (t0 >= warm_end) {
+            ++failures;
+            ++errors[error_name(ec)];
+          }
+          continue;
+        }
+        auto [rec] = co_await c.async_release(l, as_tuple_awaitable);
+        auto t2 = steady::now();
+        if (t2 >= warm_end && t2 <= end) {
+          if (rec) ++errors["release:" + error_name(rec)];
+          ++done;
+          lat.push_back(micros(t0, t2));
+        }
+      }
+    };
+    std::vector<asio::awaitable<void>> tasks;
+    for (std::size_t w = 0; w < in_flight; ++w) tasks.push_back(worker(w));
+    run_all(env.io, std::move(tasks));
+  }
+  double seconds = std::chrono::duration<double>(secs).count();
+  r.data["in_flight"] = in_flight;
+  r.data["seconds"] = seconds;
+  r.data["pairs"] = done;
+  r.data["pairs_per_s"] = std::round(static_cast<double>(done) / seconds);
+  r.data["pair_us"] = to_json(summarize(lat));
+  r.data["failures"] = failures;
+  if (!errors.empty()) r.data["errors"] = counts_json(errors);
+  return r;
+}
+
+// ---- contended: 8 workers (threads, each its own sync client) on one key -------------
+
+outcome run_contended(settings& s) {
+  outcome r;
+  const std::size_t workers = 8;
+  const int secs = s.quick ? 4 : 10;
+  const auto section = 20us;  // time spent "inside", yielding the CPU meanwhile
+  const std::string key = s.tag + ":contended";
+
+  struct worker_result {
+    std::size_t successes = 0;
+    std::vector<double> wait;  // µs from the acquire call to holding the lock
+    std::map<std::string, std::size_t> errors;
+  };
+  std::vector<worker_result> results(workers);
+  std::vector<std::unique_ptr<redlock::client>> clients;
+  for (std::size_t w = 0; w < workers; ++w) {
+    clients.push_back(std::make_unique<redlock::client>(s.client_options()));
+    // Warm-up: open the connections (a failure here shows up in the run).
+    for (int i = 0; i < 20; ++i) {
+      try {
+        auto l = clients.back()->try_acquire(s.tag + ":cw:" + std::to_string(w) + ":" + std::to_string(i),
+                                             single_attempt(s));
+        if (l) clients.back()->release(*l);
+      } catch (const redlock::error&) {
+      }
+    }
+  }
+
+  std::atomic<int> inside{0};
+  std::atomic<std::size_t> violations{0}, expired{0};
+  std::vector<std::atomic<std::size_t>> per_second(static_cast<std::size_t>(secs));
+  auto start = steady::now() + 100ms;
+  auto end = start + std::chrono::seconds(secs);
+
+  std::vector<std::thread> threads;
+  for (std::size_t w = 0; w < workers; ++w) {
+    threads.emplace_back([&, w] {
+      auto& c = *clients[w];
+      auto& out = results[w];
+      std::this_thread::sleep_until(start);
+      for (;;) {
+        auto t0 = steady::now();
+        if (t0 >= end) break;
+        redlock::acquire_options o;
+        o.ttl = s.ttl;
+        o.wait = std::chrono::ceil<milliseconds>(end - t0);
+        o.retry_delay = 10ms;
+        o.retry_jitter = 10ms;
+        std::optional<redlock::lock> l;
+        try {
+          l = c.try_acquire(key, o);
+        } catch (const redlock::error& e) {
+          ++out.errors[error_name(e.code())];
+          continue;
+        }
+        if (!l) continue;  // the wait ran out: the run is over
+        auto got = steady::now();
+        if (got < end) {
+          if (l->remaining_validity() <= 0ms) {
+            ++expired;
+          } else {
+            if (inside.fetch_add(1) != 0) ++violations;  // someone else is inside too
+            auto until = steady::now() + section;
+            while (steady::now() < until) std::this_thread::yield();
+            inside.fetch_sub(1);
+            ++out.successes;
+            auto bucket = static_cast<std::size_t>(std::chrono::duration_cast<std::chrono::seconds>(got - start).count());
+            ++per_second[std::min(bucket, per_second.size() - 1)];
+            out.wait.push_back(micros(t0, got));
+          }
+        }
+        try {
+          c.release(*l);
+        } catch (const redlock::error& e) {
+          ++out.errors["release:" + error_name(e.code())];
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  clients.clear();
+
+  std::size_t total = 0, lo = SIZE_MAX, hi = 0, zero = 0;
+  std::vector<double> wait;
+  std::map<std::string, std::size_t> errors;
+  json::array per_worker, seconds_json;
+  for (auto& w : results) {
+    total += w.successes;
+    lo = std::min(lo, w.successes);
+    hi = std::max(hi, w.successes);
+    per_worker.emplace_back(w.successes);
+    wait.insert(wait.end(), w.wait.begin(), w.wait.end());
+    for (auto& [k, v] : w.errors) errors[k] += v;
+  }
+  for (auto& b : per_second) {
+    seconds_json.emplace_back(b.load());
+    if (b.load() == 0) ++zero;
+  }
+  r.data["workers"] = workers;
+  r.data["seconds"] = secs;
+  r.data["retry_delay_ms"] = 10;
+  r.data["retry_jitter_ms"] = 10;
+  r.data["section_us"] = section.count();
+  r.data["sections"] = total;
+  r.data["sections_per_s"] = std::round(static_cast<double>(total) / secs);
+  r.data["per_worker"] = per_worker;
+  r.data["fairness"] = hi > 0 ? round_to(static_cast<double>(lo) / static_cast<double>(hi), 3) : 0.0;
+  r.data["per_second"] = seconds_json;
+  r.data["zero_seconds"] = zero;
+  r.data["violations"] = violations.load();
+  if (expired) r.data["expired_before_section"] = expired.load();
+  r.data["acquire_wait_us"] = to_json(summarize(wait));
+  if (!errors.empty()) r.data["errors"] = counts_json(errors);
+  return r;
+}
+
+// ---- fenced: sequential pairs with a fencing token, on one resource --------------------
+
+outcome run_fenced(settings& s) {
+  outcome r;
+  const std::size_t warm = s.quick ? 100 : 300;
+  const std::size_t n = s.quick ? 500 : 3000;
+  auto o = single_attempt(s);
+  o.fenced = true;
+  const std::string name = s.tag + ":fenced";  // one resource: one fence counter
+  pair_samples w, p;
+  {
+    async_env env(s);
+    run_one(env.io, sequential_pairs(*env.client, name, false, warm, o, w));
+    run_one(env.io, sequential_pairs(*env.client, name, false, n, o, p));
+  }
+  std::vector<std::uint64_t> tokens = w.fences;
+  tokens.insert(tokens.end(), p.fences.begin(), p.fences.end());
+  bool monotonic = !tokens.empty();
+  std::size_t missing = (w.pair.size() + p.pair.size()) - tokens.size();
+  for (std::size_t i = 1; i < tokens.size(); ++i)
+    if (tokens[i] <= tokens[i - 1]) monotonic = false;
+  put_pairs(r.data, p);
+  r.data["tokens_monotonic"] = monotonic && missing == 0;
+  r.data["tokens"] = tokens.size();
+  if (missing) r.data["locks_without_token"] = missing;
+  if (!tokens.empty()) {
+    r.data["first_token"] = tokens.front();
+    r.data["last_token"] = tokens.back();
+  }
+  return r;
+}
+
+// ---- one_hung: one master SIGSTOPped -----------------------------------------------------
+
+outcome run_one_hung(settings& s) {
+  outcome r;
+  std::size_t nodes = s.masters.size(), quorum = nodes / 2 + 1;
+  if (!s.can_stop) {
+    r.skipped = "needs masters whose pids are known: local masters (no --nodes), or --pidfiles DIR with <port>.pid";
+    return r;
+  }
+  if (nodes - 1 < quorum) {
+    r.skipped = "with " + std::to_string(nodes) + " masters, one stopped leaves no quorum";
+    return r;
+  }
+  const std::size_t warm = s.quick ? 100 : 300;
+  const std::size_t n = s.quick ? 500 : 3000;
+  auto o = single_attempt(s);
+  pair_samples w, healthy, hung;
+  json::array stopped;
+  {
+    async_env env(s);
+    run_one(env.io, sequential_pairs(*env.client, s.tag + ":hw:", true, warm, o, w));
+    run_one(env.io, sequential_pairs(*env.client, s.tag + ":hb:", true, n / 2, o, healthy));
+    stopped_masters stop({&s.masters[0]});
+    stopped = stop.uris();
+    run_one(env.io, sequential_pairs(*env.client, s.tag + ":h:", true, n, o, hung));
+  }  // SIGCONT (and the master answers again) before the client goes
+  r.data["stopped"] = stopped;
+  put_pairs(r.data, hung);
+  r.data["healthy_acquire_us"] = to_json(summarize(healthy.acquire));
+  r.data["healthy_pair_us"] = to_json(summarize(healthy.pair));
+  return r;
+}
+
+// ---- no_quorum: a majority SIGSTOPped, single attempts --------------------------------
+
+outcome run_no_quorum(settings& s) {
+  outcome r;
+  std::size_t nodes = s.masters.size(), quorum = nodes / 2 + 1, k = nodes - quorum + 1;
+  if (!s.can_stop) {
+    r.skipped = "needs masters whose pids are known: local masters (no --nodes), or --pidfiles DIR with <port>.pid";
+    return r;
+  }
+  const std::size_t tries = s.quick ? 20 : 60;
+  auto o = single_attempt(s);
+  std::vector<double> fail_ms;
+  std::map<std::string, std::size_t> errors;
+  std::size_t acquired = 0;
+  json::array stopped;
+  {
+    async_env env(s);
+    pair_samples w;
+    run_one(env.io, sequential_pairs(*env.client, s.tag + ":qw:", true, 100, o, w));
+    std::vector<master*> which;
+    for (std::size_t i = 0; i < k; ++i) which.push_back(&s.masters[i]);
+    stopped_masters stop(which);
+    stopped = stop.uris();
+    run_one(env.io, [&]() -> asio::awaitable<void> {
+      auto& c = *env.client;
+      for (std::size_t i = 0; i < tries; ++i) {
+        auto t0 = steady::now();
+        auto [ec, l] = co_await c.async_acquire(s.tag + ":q:" + std::to_string(i), o, as_tuple_awaitable);
+        auto t1 = steady::now();
+        if (!ec) {
+          ++acquired;  // should not happen without a quorum
+          co_await c.async_release(l, as_tuple_awaitable);
+          continue;
+        }
+        ++errors[error_name(ec)];
+        fail_ms.push_back(micros(t0, t1) / 1000.0);
+      }
+    }());
+  }
+  r.data["stopped"] = stopped;
+  r.data["tries"] = tries;
+  r.data["node_timeout_ms"] = s.node_timeout.count();
+  r.data["fail_ms"] = to_json(summarize(fail_ms), 3);
+  r.data["errors"] = counts_json(errors);
+  r.data["acquired"] = acquired;
+  return r;
+}
+
+}  // namespace bench
