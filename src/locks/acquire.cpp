@@ -213,7 +213,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
       if (remaining <= std::chrono::steady_clock::duration::zero()) count_ok = false;
       delay = std::min(delay, std::chrono::duration_cast<std::chrono::milliseconds>(remaining));
     }
-    if (!count_ok || permanent) return complete(why, {});
+    if (!count_ok || permanent) return finish_failed(why);
     watch_releases();
     if (!timer_) timer_.emplace(client_->strand);
     timer_->expires_after(delay);
@@ -222,6 +222,15 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
       self->waiting_ = false;
       if (self->cancelled_) return self->complete(asio::error::operation_aborted, {});
       self->attempt();
+    });
+  }
+
+  // A plain SET NX cannot tell someone else's data from someone else's lock:
+  // before reporting "not acquired", look at the key's type.
+  void finish_failed(error_code why) {
+    if (why != errc::not_acquired || options_.kind != lock_kind::mutex || options_.fenced) return complete(why, {});
+    check_key_types(client_, key_, [self = shared_from_this(), why](bool wrong_type) {
+      self->complete(wrong_type ? make_error_code(errc::wrong_type) : why, {});
     });
   }
 

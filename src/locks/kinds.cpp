@@ -38,6 +38,12 @@ round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquir
   auto fence = client_impl::fence_key(req.key);
   switch (req.kind) {
     case lock_kind::mutex:
+      // The canonical RedLock command: no script to run on the masters (a
+      // Lua call costs them about four times a SET). A key of another type
+      // just refuses it; check_key_types() tells the caller why afterwards.
+      if (!req.fenced)
+        return round_ptr(new fanout(client, {"SET", req.key, req.token, "NX", "PX", ttl}, classify_grant,
+                                    std::move(done)));
       return round_ptr(new fanout(client, scripts::mutex_acquire, {req.key, fence}, {req.token, ttl, fenced},
                                   classify_grant, std::move(done)));
     case lock_kind::reentrant:
@@ -64,6 +70,22 @@ round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind ki
   return round_ptr(new fanout(client, scripts::reentrant_release, {key, client_impl::queue_key(key)},
                               {token, client_impl::channel(key), last ? "1" : "0"}, classify_one_zero,
                               std::move(done)));
+}
+
+void check_key_types(const std::shared_ptr<client_impl>& client, const std::string& key,
+                     std::function<void(bool wrong_type)> done) {
+  auto classify = [](const redisReply& r, node_outcome& out) {
+    if (r.type == REDIS_REPLY_STATUS && (reply_text(r) == "string" || reply_text(r) == "none")) return verdict::yes;
+    out.error = make_error_code(errc::wrong_type);
+    return verdict::failed;
+  };
+  round_ptr round(new fanout(client, {"TYPE", key}, classify, [done = std::move(done)](fanout& f) {
+    bool wrong = false;
+    for (auto& o : f.outcomes()) wrong |= o.error == errc::wrong_type;
+    done(wrong);
+  }));
+  round->wait_for_all();
+  round->start();
 }
 
 void undo_reentry(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& field,

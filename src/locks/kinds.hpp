@@ -33,6 +33,11 @@ round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquir
 round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
                         const std::string& token, bool last, fanout::decided_fn done);
 
+/// Asks every master for the type of `key`: `done(true)` if some master holds
+/// data of another type there (someone else's, never overwritten).
+void check_key_types(const std::shared_ptr<client_impl>& client, const std::string& key,
+                     std::function<void(bool wrong_type)> done);
+
 /// Undoes one re-entry level on the given masters (where a failed re-entry applied).
 void undo_reentry(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& field,
                   const std::vector<std::uint32_t>& nodes);

@@ -14,7 +14,7 @@ fanout::fanout(std::shared_ptr<client_impl> client, const script& s, std::vector
     : client_(client),
       clock_(client->options.clock),
       observer_(client->options.observer),
-      script_(s),
+      script_(&s),
       keys_(std::move(keys)),
       args_(std::move(args)),
       classify_(classify),
@@ -25,12 +25,30 @@ fanout::fanout(std::shared_ptr<client_impl> client, const script& s, std::vector
 
 steady_time fanout::now() const { return clock_ ? clock_->now() : std::chrono::steady_clock::now(); }
 
+fanout::fanout(std::shared_ptr<client_impl> client, std::vector<std::string> argv, classify_fn classify,
+               decided_fn on_decided)
+    : client_(client),
+      clock_(client->options.clock),
+      observer_(client->options.observer),
+      script_(nullptr),
+      args_(std::move(argv)),
+      classify_(classify),
+      on_decided_(std::move(on_decided)),
+      outcomes_(client->nodes.size()),
+      fell_back_(client->nodes.size(), false),
+      quorum_(client->quorum) {}
+
 void fanout::encode(std::string& out, bool with_body) const {
+  if (!script_) {
+    std::vector<std::string_view> argv(args_.begin(), args_.end());
+    append_command(out, argv.data(), argv.size());
+    return;
+  }
   std::vector<std::string_view> argv;
   argv.reserve(3 + keys_.size() + args_.size());
   auto numkeys = std::to_string(keys_.size());
   argv.push_back(with_body ? "EVAL" : "EVALSHA");
-  argv.push_back(with_body ? script_.body : script_.sha1);
+  argv.push_back(with_body ? script_->body : script_->sha1);
   argv.push_back(numkeys);
   argv.insert(argv.end(), keys_.begin(), keys_.end());
   argv.insert(argv.end(), args_.begin(), args_.end());
@@ -51,7 +69,7 @@ void fanout::start() {
 
 void fanout::on_reply(std::uint32_t node, const boost::system::error_code& ec, const redisReply* reply) {
   auto& o = outcomes_[node];
-  if (reply && is_noscript(*reply) && !fell_back_[node]) {
+  if (reply && script_ && is_noscript(*reply) && !fell_back_[node]) {
     // The master lost its script cache (SCRIPT FLUSH, restart): send the body
     // once, within the same deadline.
     fell_back_[node] = true;
@@ -74,7 +92,7 @@ void fanout::on_reply(std::uint32_t node, const boost::system::error_code& ec, c
     o.state = v == verdict::yes ? node_state::locked : v == verdict::no ? node_state::refused : node_state::failed;
   }
   (v == verdict::yes ? yes_ : v == verdict::no ? no_ : failed_) += 1;
-  if (observer_) observer_->on_node_reply(node, script_.name, o.latency, o.error);
+  if (observer_) observer_->on_node_reply(node, script_ ? script_->name : std::string_view(args_[0]), o.latency, o.error);
   if (decided_ && v == verdict::yes && on_late_yes_) return on_late_yes_(node);
   maybe_decide();
 }

@@ -40,6 +40,9 @@ class fanout final : public reply_sink {
 
   fanout(std::shared_ptr<client_impl> client, const script& s, std::vector<std::string> keys,
          std::vector<std::string> args, classify_fn classify, decided_fn on_decided);
+  /// A plain command instead of a script (e.g. SET NX PX): `argv` is sent as is.
+  fanout(std::shared_ptr<client_impl> client, std::vector<std::string> argv, classify_fn classify,
+         decided_fn on_decided);
 
   /// Sends to every master (call on the strand).
   void start();
@@ -77,7 +80,7 @@ class fanout final : public reply_sink {
   std::weak_ptr<client_impl> client_;
   std::shared_ptr<const clock_source> clock_;
   std::shared_ptr<observer> observer_;  // may outlive the client, like the fanout itself
-  const script& script_;
+  const script* script_;  // null: args_ is a plain command
   std::vector<std::string> keys_;
   std::vector<std::string> args_;
   classify_fn classify_;

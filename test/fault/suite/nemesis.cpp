@@ -349,7 +349,7 @@ std::size_t nemesis::apply(fault_type t, std::vector<std::size_t> masters, int c
     }
     case fault_type::holder_pause:
       // Long enough for each of its workers to be caught once.
-      a.not_before = now + w.options().ttl_max + 400ms;
+      a.not_before = now + w.options().ttl_max;
       w.set_holder_pause(static_cast<std::size_t>(client), true);
       a.heal = [&w, client] { w.set_holder_pause(static_cast<std::size_t>(client), false); };
       break;
@@ -365,6 +365,22 @@ std::size_t nemesis::apply(fault_type t, std::vector<std::size_t> masters, int c
     std::cerr << "nemesis: +" << o.resource << " " << o.detail << " (#" << a.op << ")" << std::endl;
   active_.push_back(std::move(a));
   return active_.size() - 1;
+}
+
+// Long, exclusive or blocking faults are drawn less often so that a round
+// injects many faults.
+double weight(fault_type t) {
+  switch (t) {
+    case fault_type::delayed_restart: return 0.35;
+    case fault_type::holder_pause: return 0.6;
+    default: return 1.0;
+  }
+}
+
+fault_type nemesis::draw_type() {
+  std::vector<double> w;
+  for (auto t : options_.types) w.push_back(weight(t));
+  return options_.types.at(std::discrete_distribution<std::size_t>(w.begin(), w.end())(rng_));
 }
 
 bool nemesis::pick_and_apply(fault_type t) {
@@ -416,7 +432,7 @@ void nemesis::run_until(time_point end) {
     std::size_t count = roll < options_.p_three ? 3 : roll < options_.p_three + options_.p_two ? 2 : 1;
     auto first = active_.size();
     for (std::size_t i = 0; i < count; ++i) {
-      auto t = options_.types.at(uniform<std::size_t>(0, options_.types.size() - 1));
+      auto t = draw_type();
       bool exclusive_running = false;
       for (std::size_t k = first; k < active_.size(); ++k) exclusive_running |= active_[k].exclusive;
       if (exclusive_running) break;
@@ -499,9 +515,16 @@ std::map<std::string, fault_stats> fault_figures(const std::vector<op>& ops) {
 
 round_result run_round(const round_config& cfg) {
   auto t0 = steady::now();
+  auto lap = [&, last = t0](const char* what) mutable {
+    if (!verbose()) return;
+    auto now = steady::now();
+    std::cerr << "round: " << what << " " << ms_since(last, now) << " ms" << std::endl;
+    last = now;
+  };
   round_result out;
   out.seed = cfg.seed;
   cluster c(cfg.cluster);
+  lap("servers up");
   history h;
   workload w(cfg.workload, c.uris(), c.storage_uri(), h);
   nemesis n(c, w, h, cfg.nemesis);
@@ -514,7 +537,9 @@ round_result run_round(const round_config& cfg) {
   n.stop();
   chaos.join();
   n.heal_all();
+  lap("workload and nemesis");
   auto workload_end = w.stop();
+  lap("workload stopped");
   c.heal_all();
   out.faults_injected = n.injected();
 
@@ -525,7 +550,7 @@ round_result run_round(const round_config& cfg) {
   auto wait = cfg.workload.ttl_max * 12 / 10 + (back_jumps ? 1000ms : 0ms) + 300ms;
   std::this_thread::sleep_for(wait);
   if (cfg.residue) out.residue = check_residue(c.keys());
-
+  lap("TTLs waited, residue checked");
   out.ops = h.snapshot();
   resolve_deadlines(out.ops, [&](int clock, time_point t) { return w.to_steady(clock, t); });
   check_config cc;
@@ -536,6 +561,7 @@ round_result run_round(const round_config& cfg) {
   cc.fencing = cfg.workload.fenced;
   out.report = check_all(out.ops, cc);
   out.faults = fault_figures(out.ops);
+  lap("checked");
   out.seconds = std::chrono::duration<double>(steady::now() - t0).count();
   return out;
 }

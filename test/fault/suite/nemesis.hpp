@@ -64,11 +64,11 @@ std::vector<fault_type> safe_fault_types(const cluster_options& c, const workloa
 
 struct nemesis_options {
   std::uint64_t seed = 1;
-  std::vector<fault_type> types;  ///< drawn uniformly
+  std::vector<fault_type> types;  ///< drawn at random (long or exclusive ones less often)
   std::chrono::milliseconds duration_min{30}, duration_max{500};
   double p_two = 0.35, p_three = 0.15;  ///< chance of 2 or 3 concurrent faults
   std::chrono::milliseconds quiet_min{10}, quiet_max{150};
-  double p_long_quiet = 0.08;            ///< chance of a quiet period long enough for check (e)
+  double p_long_quiet = 0.05;            ///< chance of a quiet period long enough for check (e)
   std::chrono::milliseconds long_quiet{3300};
 };
 
@@ -97,6 +97,7 @@ class nemesis {
   struct active;
   std::size_t apply(fault_type t, std::vector<std::size_t> masters, int client);
   bool pick_and_apply(fault_type t);
+  fault_type draw_type();
   std::vector<std::size_t> free_masters() const;
   std::vector<std::size_t> pick(std::vector<std::size_t> from, std::size_t n);
   void sleep_until(time_point t);

@@ -267,7 +267,7 @@ void workload::run_worker(std::size_t c, std::size_t r) {
       else
         history_.complete(rid, gr.at, outcome::unknown, rec.message());
       // Think time: gives the other contenders a chance at this resource.
-      co_await sleep_for(uniform_ms(rng, milliseconds(0), milliseconds(15)));
+      co_await sleep_for(uniform_ms(rng, milliseconds(0), milliseconds(8)));
     }
   };
   asio::co_spawn(groups_[slot.group]->io, body, [this, c, r](std::exception_ptr e) {
