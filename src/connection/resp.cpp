@@ -1,5 +1,6 @@
 #include "resp.hpp"
 
+
 #include <redlock/error.hpp>
 
 #include <vector>
@@ -24,11 +25,13 @@ void append_command(std::string& out, const std::string_view* argv, std::size_t 
     ptrs[i] = argv[i].data();
     lens[i] = argv[i].size();
   }
-  char* encoded = nullptr;
-  int n = redisFormatCommandArgv(&encoded, static_cast<int>(argc), ptrs, lens);
+  // The sds variant formats lengths with hiredis's own sdscatfmt; the plain
+  // one goes through vfprintf, several times slower on this hot path.
+  sds encoded = nullptr;
+  int n = redisFormatSdsCommandArgv(&encoded, static_cast<int>(argc), ptrs, lens);
   if (n < 0) throw std::bad_alloc();
   out.append(encoded, static_cast<std::size_t>(n));
-  redisFreeCommand(encoded);
+  redisFreeSdsCommand(encoded);
 }
 
 void append_command(std::string& out, std::initializer_list<std::string_view> argv) {
