@@ -4,9 +4,13 @@
 
 #include <redis_process.hpp>
 
+#include <redlock/error.hpp>
 #include <redlock/options.hpp>
 
+#include <cstring>
+#include <functional>
 #include <memory>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -47,5 +51,43 @@ class masters {
  private:
   std::vector<std::unique_ptr<redis_process>> servers_;
 };
+
+/// The redlock error code `f` throws, or errc{} when it does not throw.
+inline errc code_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const error& e) {
+    return static_cast<errc>(e.code().value());
+  }
+  return errc{};
+}
+
+/// Polls `p` until it holds or `limit` passes (replies after a quorum
+/// decision may still be on their way to the other masters).
+template <typename Pred>
+bool eventually(Pred p, std::chrono::milliseconds limit = std::chrono::milliseconds(5000)) {
+  auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (p()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return p();
+}
+
+/// Calls a master has executed of the given commands (INFO commandstats).
+inline long command_calls(redis_process& s, std::initializer_list<const char*> commands) {
+  auto info = s.command({"INFO", "commandstats"});
+  long total = 0;
+  for (const char* cmd : commands) {
+    auto needle = std::string("cmdstat_") + cmd + ":calls=";
+    auto at = info.find(needle);
+    if (at != std::string::npos) total += std::stol(info.substr(at + needle.size()));
+  }
+  return total;
+}
+
+/// Lock commands (SET for the mutex, scripts for everything else).
+inline long lock_calls(redis_process& s) { return command_calls(s, {"set", "evalsha", "eval"}); }
+inline long script_calls(redis_process& s) { return command_calls(s, {"evalsha", "eval"}); }
 
 }  // namespace redlock::testing

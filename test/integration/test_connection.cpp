@@ -11,18 +11,11 @@
 using namespace std::chrono_literals;
 using redlock::errc;
 using redlock::testing::masters;
+using redlock::testing::code_of;
 using redlock::testing::redis_options;
 using steady = std::chrono::steady_clock;
 
 namespace {
-errc code_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const redlock::error& e) {
-    return static_cast<errc>(e.code().value());
-  }
-  return errc{};
-}
 std::string with_userinfo(const std::string& uri, const std::string& userinfo) {
   return "redis://" + userinfo + "@" + uri.substr(std::string("redis://").size());
 }

@@ -15,6 +15,7 @@ using namespace std::chrono_literals;
 using redlock::errc;
 using redlock::lock_kind;
 using redlock::testing::masters;
+using redlock::testing::eventually;
 using steady = std::chrono::steady_clock;
 
 namespace {
@@ -33,16 +34,6 @@ redlock::acquire_options fair(std::chrono::milliseconds wait = 0ms) {
 std::size_t queued_on(redlock::testing::redis_process& s, const std::string& key) {
   auto n = s.command({"ZCARD", "{" + key + "}:queue"});
   return n.starts_with("ERR") ? 0 : std::stoul(n);
-}
-
-template <typename Pred>
-bool eventually(Pred p, std::chrono::milliseconds limit = 5000ms) {
-  auto end = steady::now() + limit;
-  while (steady::now() < end) {
-    if (p()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return p();
 }
 
 // K waiters enqueue one after the other behind a holder; then the holder

@@ -10,18 +10,10 @@
 using namespace std::chrono_literals;
 using redlock::errc;
 using redlock::testing::masters;
+using redlock::testing::code_of;
 using redlock::testing::redis_options;
 
 namespace {
-
-errc code_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const redlock::error& e) {
-    return static_cast<errc>(e.code().value());
-  }
-  return errc{};
-}
 
 void clog(masters& m, std::initializer_list<std::size_t> which, const std::string& key) {
   for (auto i : which) m[i].command({"SET", key, "someone-else", "PX", "60000"});

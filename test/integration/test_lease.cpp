@@ -18,19 +18,10 @@ using namespace std::chrono_literals;
 namespace asio = boost::asio;
 using redlock::lost_reason;
 using redlock::testing::masters;
+using redlock::testing::script_calls;
 using steady = std::chrono::steady_clock;
 
 namespace {
-
-long script_calls(redlock::testing::redis_process& s) {
-  auto info = s.command({"INFO", "commandstats"});
-  long total = 0;
-  for (const char* cmd : {"cmdstat_evalsha:calls=", "cmdstat_eval:calls="}) {
-    auto at = info.find(cmd);
-    if (at != std::string::npos) total += std::stol(info.substr(at + std::strlen(cmd)));
-  }
-  return total;
-}
 
 redlock::acquire_options renewed(std::chrono::milliseconds ttl, std::function<void(lost_reason)> on_lost = {}) {
   redlock::acquire_options o;

@@ -14,41 +14,10 @@
 using namespace std::chrono_literals;
 using redlock::errc;
 using redlock::testing::masters;
+using redlock::testing::code_of;
+using redlock::testing::eventually;
+using redlock::testing::lock_calls;
 using steady = std::chrono::steady_clock;
-
-namespace {
-
-// The number of lock commands (SET, EVALSHA, EVAL) a master has executed.
-long lock_calls(redlock::testing::redis_process& s) {
-  auto info = s.command({"INFO", "commandstats"});
-  long total = 0;
-  for (const char* cmd : {"cmdstat_evalsha:calls=", "cmdstat_eval:calls=", "cmdstat_set:calls="}) {
-    auto at = info.find(cmd);
-    if (at != std::string::npos) total += std::stol(info.substr(at + std::strlen(cmd)));
-  }
-  return total;
-}
-
-template <typename Pred>
-bool eventually(Pred p, std::chrono::milliseconds limit = 5000ms) {
-  auto end = steady::now() + limit;
-  while (steady::now() < end) {
-    if (p()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return p();
-}
-
-redlock::errc code_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const redlock::error& e) {
-    return static_cast<errc>(e.code().value());
-  }
-  return errc{};
-}
-
-}  // namespace
 
 BOOST_AUTO_TEST_CASE(acquire_extend_release_on_1_3_5_masters) {
   for (std::size_t n : {1u, 3u, 5u}) {

@@ -14,6 +14,7 @@ using namespace std::chrono_literals;
 using redlock::errc;
 using redlock::lock_kind;
 using redlock::testing::masters;
+using redlock::testing::code_of;
 
 namespace {
 
@@ -23,16 +24,6 @@ redlock::acquire_options reentrant(std::chrono::milliseconds ttl = 5000ms) {
   o.kind = lock_kind::reentrant;
   return o;
 }
-
-errc code_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const redlock::error& e) {
-    return static_cast<errc>(e.code().value());
-  }
-  return errc{};
-}
-
 
 }  // namespace
 
