@@ -209,6 +209,7 @@ void print_table(std::ostream& os, const json::object& root) {
   };
   const target targets[] = {
       {"pair_over_floor", "uncontended pair p50 / floor EVALSHA p50", 3.0},
+      {"pair_over_quorum_floor", "uncontended pair p50 / hand-written quorum pair p50 (same commands, raw hiredis)", 0.0},
       {"hung_over_healthy", "one_hung acquire p50 / uncontended acquire p50", 1.3},
       {"hung_over_own_baseline", "one_hung acquire p50 / its healthy baseline p50", 0},
       {"fail_over_timeout", "no_quorum fail p50 / node timeout", 1.1},
@@ -387,6 +388,8 @@ int main(int argc, char** argv) {
 
   json::object ratios;
   ratios["pair_over_floor"] = ratio(p50_of(root, "uncontended", "pair_us"), p50_of(root, "floor", "evalsha_us"));
+  ratios["pair_over_quorum_floor"] =
+      ratio(p50_of(root, "uncontended", "pair_us"), p50_of(root, "floor", "quorum_pair_us"));
   ratios["hung_over_healthy"] = ratio(p50_of(root, "one_hung", "acquire_us"), p50_of(root, "uncontended", "acquire_us"));
   // The same client just before the stop: less exposed to load drift between scenarios.
   ratios["hung_over_own_baseline"] =

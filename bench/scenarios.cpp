@@ -12,6 +12,7 @@
 #include <cmath>
 #include <exception>
 #include <optional>
+#include <poll.h>
 #include <stdexcept>
 #include <thread>
 
@@ -132,6 +133,82 @@ redlock::acquire_options single_attempt(const settings& s) {
 
 // ---- floor: one master, plain blocking hiredis --------------------------------------
 
+// The same two rounds the library sends for an unfenced mutex (SET NX PX to
+// every master, then the compare-and-delete script), hand-written on plain
+// non-blocking hiredis contexts with poll(), each round done at quorum: what
+// N masters on this machine cost before any library code. Late replies are
+// drained outside the timed part.
+std::optional<std::vector<double>> quorum_floor(settings& s, std::size_t n) {
+  std::vector<hiredis_ptr> ctx;
+  for (auto& m : s.masters) {
+    if (m.tls) return std::nullopt;
+    ctx.push_back(connect_blocking(m, 2000ms));
+  }
+  const std::string release =
+      "if redis.call('GET',KEYS[1])==ARGV[1] then return redis.call('DEL',KEYS[1]) end return 0";
+  std::string sha;
+  for (auto& c : ctx) {
+    auto* rep = static_cast<redisReply*>(redisCommand(c.get(), "SCRIPT LOAD %s", release.c_str()));
+    if (!rep || rep->type != REDIS_REPLY_STRING) throw std::runtime_error("quorum floor: SCRIPT LOAD failed");
+    sha.assign(rep->str, rep->len);
+    freeReplyObject(rep);
+  }
+  const std::size_t quorum = ctx.size() / 2 + 1;
+  const std::string ttl = std::to_string(s.ttl.count());
+  std::vector<std::size_t> owed(ctx.size(), 0);  // replies not read yet, per master
+  // Sends argv to every master; returns once `need` replies arrived in total.
+  auto round = [&](const std::vector<std::string>& argv, std::size_t need) {
+    std::vector<const char*> a;
+    std::vector<size_t> l;
+    for (auto& x : argv) {
+      a.push_back(x.data());
+      l.push_back(x.size());
+    }
+    for (std::size_t i = 0; i < ctx.size(); ++i) {
+      redisAppendCommandArgv(ctx[i].get(), int(a.size()), a.data(), l.data());
+      int done = 0;
+      while (!done)
+        if (redisBufferWrite(ctx[i].get(), &done) != REDIS_OK) throw std::runtime_error("quorum floor: write failed");
+      ++owed[i];
+    }
+    std::size_t got = 0;
+    std::vector<pollfd> fds(ctx.size());
+    while (got < need) {
+      for (std::size_t i = 0; i < ctx.size(); ++i) fds[i] = {ctx[i]->fd, short(owed[i] ? POLLIN : 0), 0};
+      if (::poll(fds.data(), fds.size(), 2000) <= 0) throw std::runtime_error("quorum floor: no reply");
+      for (std::size_t i = 0; i < ctx.size(); ++i) {
+        if (!(fds[i].revents & POLLIN)) continue;
+        if (redisBufferRead(ctx[i].get()) != REDIS_OK) throw std::runtime_error("quorum floor: read failed");
+        void* rep = nullptr;
+        while (owed[i] && redisGetReplyFromReader(ctx[i].get(), &rep) == REDIS_OK && rep) {
+          freeReplyObject(rep);
+          --owed[i];
+          ++got;
+          rep = nullptr;
+        }
+      }
+    }
+  };
+  auto drain = [&] {
+    std::size_t left = 0;
+    for (auto o : owed) left += o;
+    if (left) round({"PING"}, left + ctx.size());  // PING queues behind them: wait for all
+  };
+  std::vector<double> pairs;
+  pairs.reserve(n);
+  const std::size_t warm = n / 5;
+  for (std::size_t i = 0; i < warm + n; ++i) {
+    auto key = s.tag + ":floor:q:" + std::to_string(i);
+    auto t0 = steady::now();
+    round({"SET", key, "bench", "NX", "PX", ttl}, quorum);
+    round({"EVALSHA", sha, "1", key, "bench"}, quorum);
+    auto t1 = steady::now();
+    drain();
+    if (i >= warm) pairs.push_back(micros(t0, t1));
+  }
+  return pairs;
+}
+
 outcome run_floor(settings& s) {
   outcome r;
   auto& m = s.masters.front();
@@ -189,6 +266,7 @@ outcome run_floor(settings& s) {
   r.data["script"] = script;
   r.data["evalsha_us"] = to_json(summarize(evalsha));
   r.data["set_us"] = to_json(summarize(set));
+  if (auto q = quorum_floor(s, s.quick ? 2000 : 10000)) r.data["quorum_pair_us"] = to_json(summarize(*q));
   return r;
 }
 
