@@ -12,7 +12,10 @@ namespace asio = boost::asio;
 
 asio::awaitable<void> critical(redlock::async_client& client) {
   using namespace std::chrono_literals;
-  auto l = co_await client.async_acquire("ledger:writer", {.ttl = 5s, .wait = 2s, .fenced = true}, asio::use_awaitable);
+  // A named variable, not a braced temporary inside the co_await expression:
+  // g++ 12 destroys such temporaries wrongly (GCC bug 100611).
+  redlock::acquire_options opts{.ttl = 5s, .wait = 2s, .fenced = true};
+  auto l = co_await client.async_acquire("ledger:writer", opts, asio::use_awaitable);
   std::cout << "writer with fence " << l.fence().value_or(0) << "\n";
   // ... pass l.fence() to the storage with every write ...
   co_await client.async_release(l, asio::use_awaitable);

@@ -1,9 +1,13 @@
 -- Release the mutex on one master if, and only if, we still hold it.
--- KEYS[1] lock key; ARGV[1] token, ARGV[2] release channel ({R}:released)
+-- KEYS[1] lock key; ARGV[1] token, ARGV[2] release channel ({R}:released),
+-- ARGV[3] '1' to wake waiters (a real release), '0' when cleaning up an
+-- abandoned attempt (waking then would only make contenders spin).
 -- Returns 1 when our key was deleted, 0 when it was gone or someone else's.
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
-  redis.call('PUBLISH', ARGV[2], 'released')
+  if ARGV[3] == '1' then
+    redis.call('PUBLISH', ARGV[2], 'released')
+  end
   return 1
 end
 return 0

@@ -1,6 +1,7 @@
 -- Release one level of a reentrant or fair lock on one master.
 -- KEYS[1] lock key (hash), KEYS[2] wait queue (fair locks; absent otherwise)
--- ARGV[1] owner field, ARGV[2] release channel, ARGV[3] '1' for the last level
+-- ARGV[1] owner field, ARGV[2] release channel, ARGV[3] '1' for the last level,
+-- ARGV[4] '1' to wake waiters ('0' when cleaning up an abandoned attempt)
 -- The client's own hold count decides which level is the last: counts on the
 -- masters may differ after failed re-entries, so the last release deletes
 -- whatever count is left, and earlier ones never go below 1.
@@ -11,8 +12,10 @@ end
 if ARGV[3] == '1' then
   redis.call('DEL', KEYS[1])
   -- Wake the head of a fair queue by name; anyone waiting otherwise.
-  local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
-  redis.call('PUBLISH', ARGV[2], head or 'released')
+  if ARGV[4] == '1' then
+    local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+    redis.call('PUBLISH', ARGV[2], head or 'released')
+  end
   return 1
 end
 if tonumber(redis.call('HGET', KEYS[1], ARGV[1])) > 1 then

@@ -32,6 +32,8 @@ struct node_status {
   std::string waiters;              ///< fair locks: queued owner fields, in order, comma-separated
 };
 
+/// The asynchronous client: one connection per master on the given
+/// executor; thread-safe to call from any thread.
 class async_client {
  public:
   using executor_type = boost::asio::any_io_executor;
@@ -94,7 +96,7 @@ class async_client {
         std::move(name));
   }
 
-  /// A handle for a lock acquired elsewhere (another process, e.g. `redlock
+  /// A handle for a lock acquired elsewhere (another process, for example `redlock
   /// acquire` in a shell script) from its name and token, so it can be
   /// extended or released. Its validity is unknown (zero) until extended.
   lock adopt(const std::string& name, const std::string& token, milliseconds ttl) const;

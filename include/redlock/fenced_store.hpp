@@ -26,8 +26,9 @@ class fenced_store {
  public:
   using done_signature = void(boost::system::error_code);
 
-  /// `uri`: redis://[user:password@]host:port[/db] of the storage server.
-  /// Throws redlock::error on a bad URI or timeout.
+  /// `uri`: redis://[user:password@]host:port[/db] (or rediss://) of the
+  /// storage server; `timeout` bounds each write. Throws redlock::error on a
+  /// bad URI or a timeout <= 0. Connects lazily, at the first write.
   fenced_store(boost::asio::any_io_executor executor, const std::string& uri,
                milliseconds timeout = milliseconds(1000));
   ~fenced_store();

@@ -18,27 +18,29 @@ namespace redlock {
 
 enum class log_level : int { debug, info, warning, error };
 
+/// Receives events from a client; every hook defaults to doing nothing.
 class observer {
  public:
   virtual ~observer() = default;
   /// One master answered (or failed or timed out) one request of `operation`
   /// (the script's name, e.g. "mutex_acquire", "extend").
-  virtual void on_node_reply(std::size_t node, std::string_view operation, std::chrono::microseconds latency,
-                             const boost::system::error_code& error) {}
+  virtual void on_node_reply(std::size_t /*node*/, std::string_view /*operation*/,
+                             std::chrono::microseconds /*latency*/, const boost::system::error_code& /*error*/) {}
   /// An acquisition round starts (attempt 1, 2, ...).
-  virtual void on_acquire_attempt(std::string_view name, unsigned attempt) {}
+  virtual void on_acquire_attempt(std::string_view /*name*/, unsigned /*attempt*/) {}
   /// An acquisition completed: `error` clear when acquired.
-  virtual void on_acquire_result(std::string_view name, const boost::system::error_code& error,
-                                 std::chrono::microseconds took) {}
+  virtual void on_acquire_result(std::string_view /*name*/, const boost::system::error_code& /*error*/,
+                                 std::chrono::microseconds /*took*/) {}
   /// A watchdog renewal finished.
-  virtual void on_renewal(std::string_view name, const boost::system::error_code& error) {}
+  virtual void on_renewal(std::string_view /*name*/, const boost::system::error_code& /*error*/) {}
   /// A renewed lock was lost.
-  virtual void on_lease_lost(std::string_view name, lost_reason why) {}
+  virtual void on_lease_lost(std::string_view /*name*/, lost_reason /*why*/) {}
   /// Connection events and other diagnostics.
-  virtual void on_log(log_level level, std::string_view message) {}
+  virtual void on_log(log_level /*level*/, std::string_view /*message*/) {}
 };
 
-/// Ready-made counters, safe to read from any thread (relaxed atomics).
+/// Ready-made counters, safe to read from any thread (relaxed atomics):
+/// export them to your metrics system.
 /// Per-master arrays cover the first `max_nodes` masters.
 class counters : public observer {
  public:

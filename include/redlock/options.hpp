@@ -15,13 +15,16 @@ namespace redlock {
 using std::chrono::milliseconds;
 class observer;
 
+/// A client's masters, timeouts and hooks. Checked when the client is built.
 struct client_options {
   /// One URI per independent master: redis://[user:password@]host:port[/db]
   /// or rediss:// for TLS. Quorum is nodes.size() / 2 + 1.
   std::vector<std::string> nodes{};
   /// Per-master deadline of each request. Must be much smaller than any TTL.
   milliseconds node_timeout{50};
-  /// Bound on the TCP (and TLS) connect plus AUTH/SELECT handshake.
+  /// Bound on the TCP connect and the TLS handshake. (A master that accepts
+  /// but never answers AUTH/SELECT is caught by the request deadlines and
+  /// stall_timeout.)
   milliseconds connect_timeout{1000};
   /// Clock drift allowance: validity = TTL - elapsed - (TTL * drift_factor + 2 ms).
   double drift_factor = 0.01;
@@ -63,6 +66,7 @@ enum class lost_reason : int {
   quorum_lost,  ///< renewals kept failing (masters unreachable) until validity ended
 };
 
+/// How one acquisition behaves: lease time, waiting, kind, fencing, renewal.
 struct acquire_options {
   /// Lease time on each master.
   milliseconds ttl{10000};

@@ -135,12 +135,14 @@ po::variables_map parse(const std::vector<std::string>& args, po::options_descri
                         std::vector<std::string>* command = nullptr) {
   po::variables_map vm;
   po::positional_options_description pos;
+  po::options_description all;  // `d` plus the hidden positional COMMAND
+  all.add(d);
   if (command) {
-    d.add_options()("command", po::value<std::vector<std::string>>(), "");
+    all.add_options()("command", po::value<std::vector<std::string>>(), "");
     pos.add("command", -1);
   }
   try {
-    po::store(po::command_line_parser(args).options(d).positional(pos).run(), vm);
+    po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
     usage(e.what());
@@ -372,13 +374,14 @@ int cmd_status(const std::vector<std::string>& args) {
 }
 
 void print_usage(std::ostream& os) {
-  os << "usage: redlock <run|acquire|extend|release|status> [options]\n"
+  os << "usage: redlock <run|acquire|extend|release|status> [options]   (redlock SUBCOMMAND --help for all options)\n"
         "  redlock run --name N [--ttl 10s] [--wait 0s] [--kind mutex|reentrant|fair] [--fenced] -- COMMAND [ARGS...]\n"
         "  redlock acquire --name N [--ttl 10s] [--wait 0s] [--kind K] [--fenced] [--json]\n"
         "  redlock extend --name N --token T [--ttl 10s] [--json]\n"
         "  redlock release --name N --token T\n"
         "  redlock status --name N [--json]\n"
-        "masters: --nodes redis://host:port,... or REDLOCK_NODES; durations take units (500ms, 10s, 2m)\n";
+        "common: --nodes redis://host:port,... (or REDLOCK_NODES), --node-timeout 50ms, --prefix P, --json;\n"
+        "run: --grace 5s (SIGTERM to SIGKILL after a lost lease); durations take units (500ms, 10s, 2m)\n";
 }
 
 }  // namespace

@@ -22,11 +22,19 @@ class store_impl {
  public:
   store_impl(asio::any_io_executor ex, node_address address, client_options options)
       : executor(ex), strand(asio::make_strand(ex)), options(std::move(options)) {
-    conn = std::make_shared<connection>(strand, std::move(address), this->options, nullptr);
+    if (address.tls) {
+      tls = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
+      if (this->options.tls_ca_file.empty())
+        tls->set_default_verify_paths();
+      else
+        tls->load_verify_file(this->options.tls_ca_file);
+    }
+    conn = std::make_shared<connection>(strand, std::move(address), this->options, tls.get());
   }
   asio::any_io_executor executor;
   strand_type strand;
   client_options options;
+  std::unique_ptr<asio::ssl::context> tls;  // rediss:// only
   std::shared_ptr<connection> conn;
 };
 

@@ -63,12 +63,13 @@ round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquir
 }
 
 round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
-                        const std::string& token, bool last, fanout::decided_fn done) {
+                        const std::string& token, bool last, bool wake, fanout::decided_fn done) {
+  auto publish = wake ? "1" : "0";
   if (kind == lock_kind::mutex)
-    return round_ptr(new fanout(client, scripts::mutex_release, {key}, {token, client_impl::channel(key)},
+    return round_ptr(new fanout(client, scripts::mutex_release, {key}, {token, client_impl::channel(key), publish},
                                 classify_one_zero, std::move(done)));
   return round_ptr(new fanout(client, scripts::reentrant_release, {key, client_impl::queue_key(key)},
-                              {token, client_impl::channel(key), last ? "1" : "0"}, classify_one_zero,
+                              {token, client_impl::channel(key), last ? "1" : "0", publish}, classify_one_zero,
                               std::move(done)));
 }
 
@@ -111,7 +112,8 @@ void leave_queue(const std::shared_ptr<client_impl>& client, const std::string& 
 
 void release_everywhere(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
                         const std::string& token) {
-  release_round(client, kind, key, token, true, [](fanout&) {})->start();
+  // No wake-up: only a holder's release means the lock became free.
+  release_round(client, kind, key, token, true, false, [](fanout&) {})->start();
 }
 
 }  // namespace redlock::detail

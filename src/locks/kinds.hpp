@@ -29,9 +29,9 @@ struct acquire_request {
 round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquire_request& req, fanout::decided_fn done);
 
 /// Releases one hold (`last`: the final level of a reentrant/fair hold, or a
-/// mutex) on every master.
+/// mutex) on every master; `wake` publishes on the release channel.
 round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
-                        const std::string& token, bool last, fanout::decided_fn done);
+                        const std::string& token, bool last, bool wake, fanout::decided_fn done);
 
 /// Asks every master for the type of `key`: `done(true)` if some master holds
 /// data of another type there (someone else's, never overwritten).

@@ -187,3 +187,34 @@ BOOST_AUTO_TEST_CASE(fair_subscriptions_do_not_leak_connections_or_channels) {
   BOOST_TEST(std::stoi(clients.substr(at + 18)) <= 5);
   BOOST_TEST(eventually([&] { return m[0].command({"PUBSUB", "CHANNELS"}).empty(); }));
 }
+
+BOOST_AUTO_TEST_CASE(fair_and_mutex_wakeups_do_not_spin_on_failed_attempts) {
+  // Someone else's key on 2 of 3 masters: every attempt fails and cleans up
+  // its one grant. That clean-up must not wake the waiter itself (it once
+  // did: thousands of attempts per second instead of one per retry delay).
+  for (auto kind : {lock_kind::mutex, lock_kind::fair}) {
+    BOOST_TEST_CONTEXT("kind " << int(kind)) {
+      masters m(3);
+      auto stats = std::make_shared<redlock::counters>();
+      auto opts = m.options();
+      opts.observer = stats;
+      redlock::client c(opts);
+      for (std::size_t i : {0u, 1u}) {
+        if (kind == lock_kind::mutex)
+          m[i].command({"SET", "spin", "someone-else", "PX", "60000"});
+        else
+          m[i].command({"HSET", "spin", "other-client:owner", "1"});  // another fair holder
+      }
+      redlock::acquire_options o;
+      o.kind = kind;
+      o.wait = 1000ms;
+      o.retry_delay = 50ms;
+      o.retry_jitter = 10ms;
+      auto code = redlock::testing::code_of([&] { c.acquire("spin", o); });
+      BOOST_TEST((code == errc::not_acquired));
+      // About one attempt per 50 ms: 20, allow for jitter and a slow machine.
+      BOOST_TEST(stats->acquire_attempts.load() <= 40u, stats->acquire_attempts.load() << " attempts in 1 s");
+      BOOST_TEST(stats->acquire_attempts.load() >= 5u);
+    }
+  }
+}
