@@ -28,10 +28,11 @@ if ARGV[4] == 'reenter' then
 end
 local head = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
 if ours or (kind == 'none' and (head == nil or head == ARGV[1])) then
+  -- Granted here, but the waiter keeps its place in line until it has won a
+  -- quorum (it then leaves every queue): if this attempt fails, it is still
+  -- first on every master, so masters cannot split between two waiters.
   redis.call('HSET', KEYS[1], ARGV[1], 1)
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  redis.call('ZREM', KEYS[3], ARGV[1])
-  redis.call('ZREM', KEYS[4], ARGV[1])
   if ARGV[3] == '1' then
     return redis.call('INCR', KEYS[2])
   end

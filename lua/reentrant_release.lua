@@ -1,7 +1,10 @@
 -- Release one level of a reentrant or fair lock on one master.
--- KEYS[1] lock key (hash), KEYS[2] wait queue (fair locks; absent otherwise)
+-- KEYS[1] lock key (hash), KEYS[2] wait queue, KEYS[3] waiter deadlines
+-- (fair locks; absent otherwise)
 -- ARGV[1] owner field, ARGV[2] release channel, ARGV[3] '1' for the last level,
--- ARGV[4] '1' to wake waiters ('0' when cleaning up an abandoned attempt)
+-- ARGV[4] '1' for a holder's release: leave the queue and wake the next
+-- waiter; '0' when cleaning up an abandoned attempt (keep our place in line,
+-- wake nobody)
 -- The client's own hold count decides which level is the last: counts on the
 -- masters may differ after failed re-entries, so the last release deletes
 -- whatever count is left, and earlier ones never go below 1.
@@ -13,6 +16,8 @@ if ARGV[3] == '1' then
   redis.call('DEL', KEYS[1])
   -- Wake the head of a fair queue by name; anyone waiting otherwise.
   if ARGV[4] == '1' then
+    redis.call('ZREM', KEYS[2], ARGV[1])
+    redis.call('ZREM', KEYS[3], ARGV[1])
     local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
     redis.call('PUBLISH', ARGV[2], head or 'released')
   end

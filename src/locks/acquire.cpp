@@ -190,6 +190,9 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
       s->registry_key = registry_key();
       client_->held[s->registry_key] = s;
     }
+    // Granted at quorum: masters that did not grant it may still queue us
+    // (ahead of others there). Leave every queue now, not at the sweep.
+    if (options_.kind == lock_kind::fair) leave_queue(client_, key_, token_);
     if (options_.renew) {
       s->on_lost = options_.on_lost;
       s->dog = std::make_shared<watchdog>(client_, s, options_.renew_fraction);

@@ -68,7 +68,8 @@ round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind ki
   if (kind == lock_kind::mutex)
     return round_ptr(new fanout(client, scripts::mutex_release, {key}, {token, client_impl::channel(key), publish},
                                 classify_one_zero, std::move(done)));
-  return round_ptr(new fanout(client, scripts::reentrant_release, {key, client_impl::queue_key(key)},
+  return round_ptr(new fanout(client, scripts::reentrant_release,
+                              {key, client_impl::queue_key(key), client_impl::queue_deadlines_key(key)},
                               {token, client_impl::channel(key), last ? "1" : "0", publish}, classify_one_zero,
                               std::move(done)));
 }
