@@ -109,6 +109,7 @@ outcome run_floor(settings& s);
 outcome run_uncontended(settings& s);
 outcome run_throughput(settings& s);
 outcome run_contended(settings& s);
+outcome run_contended_fair(settings& s);
 outcome run_fenced(settings& s);
 outcome run_one_hung(settings& s);
 outcome run_no_quorum(settings& s);

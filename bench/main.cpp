@@ -47,6 +47,7 @@ const scenario all_scenarios[] = {
     {"uncontended", run_uncontended, "sequential acquire+release on distinct names"},
     {"throughput", run_throughput, "64 acquire+release loops in flight on one async_client, one thread"},
     {"contended", run_contended, "8 workers, each its own client, on one key with retries (10 +/- 10 ms)"},
+    {"contended_fair", run_contended_fair, "the same with the fair (FIFO) lock"},
     {"fenced", run_fenced, "sequential acquire+release with fencing tokens, one resource"},
     {"one_hung", run_one_hung, "one master SIGSTOPped: sequential acquire+release"},
     {"no_quorum", run_no_quorum, "a majority SIGSTOPped: single attempts until failure"},
@@ -214,6 +215,8 @@ void print_table(std::ostream& os, const json::object& root) {
       {"hung_over_own_baseline", "one_hung acquire p50 / its healthy baseline p50", 0},
       {"fail_over_timeout", "no_quorum fail p50 / node timeout", 1.1},
       {"fenced_over_plain", "fenced acquire p50 / uncontended acquire p50", 0},
+      {"fair_handoff_over_floor", "contended_fair hand-off p50 / floor EVALSHA p50", 3.0},
+      {"handoff_over_floor", "contended (mutex) hand-off p50 / floor EVALSHA p50", 0},
   };
   os << "ratios\n";
   const auto& ratios = root.at("ratios").get_object();
@@ -255,7 +258,7 @@ int main(int argc, char** argv) {
   po::options_description desc(
       "redlock-bench: latency and throughput of redlock against real redis-server masters.\n"
       "Without --nodes it starts 5 masters of its own on free loopback ports.\n"
-      "Scenarios: floor uncontended throughput contended fenced one_hung no_quorum\n\nOptions");
+      "Scenarios: floor uncontended throughput contended contended_fair fenced one_hung no_quorum\n\nOptions");
   desc.add_options()("help,h", "this help")(
       "nodes", po::value(&nodes_arg), "comma-separated master URIs (redis://host:port,...) instead of local ones")(
       "pidfiles", po::value(&pidfiles),
@@ -396,13 +399,17 @@ int main(int argc, char** argv) {
       ratio(p50_of(root, "one_hung", "acquire_us"), p50_of(root, "one_hung", "healthy_acquire_us"));
   std::optional<double> fail = p50_of(root, "no_quorum", "fail_ms");
   ratios["fail_over_timeout"] = ratio(fail, static_cast<double>(s.node_timeout.count()));
+  ratios["handoff_over_floor"] = ratio(p50_of(root, "contended", "handoff_us"), p50_of(root, "floor", "evalsha_us"));
+  ratios["fair_handoff_over_floor"] =
+      ratio(p50_of(root, "contended_fair", "handoff_us"), p50_of(root, "floor", "evalsha_us"));
   ratios["fenced_over_plain"] = ratio(p50_of(root, "fenced", "acquire_us"), p50_of(root, "uncontended", "acquire_us"));
   root["ratios"] = ratios;
   if (!skipped.empty()) root["skipped"] = skipped;
   if (!errors.empty()) root["scenario_errors"] = errors;
 
   std::size_t violations = 0;
-  if (auto* c = root.if_contains("contended")) violations = c->get_object().at("violations").to_number<std::size_t>();
+  for (const char* name : {"contended", "contended_fair"})
+    if (auto* c = root.if_contains(name)) violations += c->get_object().at("violations").to_number<std::size_t>();
 
   int status = 0;
   if (!json_path.empty()) {

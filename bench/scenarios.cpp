@@ -387,18 +387,29 @@ outcome run_throughput(settings& s) {
 
 // ---- contended: 8 workers (threads, each its own sync client) on one key -------------
 
-outcome run_contended(settings& s) {
+namespace {
+
+// 8 workers (each its own client) on one key; `kind` mutex or fair. Besides
+// throughput and fairness it measures the hand-off (a holder's release call to
+// the next holder's acquisition) and, for the fair lock, FIFO violations.
+outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& suffix) {
   outcome r;
   const std::size_t workers = 8;
   const int secs = s.quick ? 4 : 10;
   const auto section = 20us;  // time spent "inside", yielding the CPU meanwhile
-  const std::string key = s.tag + ":contended";
+  const std::string key = s.tag + ":" + suffix;
 
+  struct acquisition {
+    steady::time_point asked, got;
+  };
   struct worker_result {
     std::size_t successes = 0;
     std::vector<double> wait;  // µs from the acquire call to holding the lock
+    std::vector<double> handoff;
+    std::vector<acquisition> log;
     std::map<std::string, std::size_t> errors;
   };
+  std::atomic<steady::rep> last_release{0};  // when the previous holder called release
   std::vector<worker_result> results(workers);
   std::vector<std::unique_ptr<redlock::client>> clients;
   for (std::size_t w = 0; w < workers; ++w) {
@@ -431,6 +442,7 @@ outcome run_contended(settings& s) {
         if (t0 >= end) break;
         redlock::acquire_options o;
         o.ttl = s.ttl;
+        o.kind = kind;
         o.wait = std::chrono::ceil<milliseconds>(end - t0);
         o.retry_delay = 10ms;
         o.retry_jitter = 10ms;
@@ -455,8 +467,12 @@ outcome run_contended(settings& s) {
             auto bucket = static_cast<std::size_t>(std::chrono::duration_cast<std::chrono::seconds>(got - start).count());
             ++per_second[std::min(bucket, per_second.size() - 1)];
             out.wait.push_back(micros(t0, got));
+            out.log.push_back({t0, got});
+            if (auto prev = last_release.load(); prev != 0)
+              out.handoff.push_back(micros(steady::time_point(steady::duration(prev)), got));
           }
         }
+        last_release.store(steady::now().time_since_epoch().count());
         try {
           c.release(*l);
         } catch (const redlock::error& e) {
@@ -469,7 +485,8 @@ outcome run_contended(settings& s) {
   clients.clear();
 
   std::size_t total = 0, lo = SIZE_MAX, hi = 0, zero = 0;
-  std::vector<double> wait;
+  std::vector<double> wait, handoff;
+  std::vector<acquisition> log;
   std::map<std::string, std::size_t> errors;
   json::array per_worker, seconds_json;
   for (auto& w : results) {
@@ -478,8 +495,20 @@ outcome run_contended(settings& s) {
     hi = std::max(hi, w.successes);
     per_worker.emplace_back(w.successes);
     wait.insert(wait.end(), w.wait.begin(), w.wait.end());
+    handoff.insert(handoff.end(), w.handoff.begin(), w.handoff.end());
+    log.insert(log.end(), w.log.begin(), w.log.end());
     for (auto& [k, v] : w.errors) errors[k] += v;
   }
+  // FIFO: b overtook a if a asked clearly earlier (enqueue scores have 1 ms
+  // resolution), was still waiting when b got the lock, and got it after b.
+  std::size_t fifo_violations = 0;
+  std::sort(log.begin(), log.end(), [](auto& x, auto& y) { return x.got < y.got; });
+  for (std::size_t b = 0; b < log.size(); ++b)
+    for (std::size_t a = b + 1; a < log.size() && log[a].asked < log[b].got; ++a)
+      if (log[a].asked + 2ms < log[b].asked) {
+        ++fifo_violations;
+        break;
+      }
   for (auto& b : per_second) {
     seconds_json.emplace_back(b.load());
     if (b.load() == 0) ++zero;
@@ -498,9 +527,16 @@ outcome run_contended(settings& s) {
   r.data["violations"] = violations.load();
   if (expired) r.data["expired_before_section"] = expired.load();
   r.data["acquire_wait_us"] = to_json(summarize(wait));
+  r.data["handoff_us"] = to_json(summarize(handoff));
+  if (kind == redlock::lock_kind::fair) r.data["fifo_violations"] = fifo_violations;
   if (!errors.empty()) r.data["errors"] = counts_json(errors);
   return r;
 }
+
+}  // namespace
+
+outcome run_contended(settings& s) { return contended_run(s, redlock::lock_kind::mutex, "contended"); }
+outcome run_contended_fair(settings& s) { return contended_run(s, redlock::lock_kind::fair, "contended_fair"); }
 
 // ---- fenced: sequential pairs with a fencing token, on one resource --------------------
 

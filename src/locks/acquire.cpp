@@ -78,7 +78,12 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
         if (self->abandoned_) self->undo_reentry_on({node});
         return;
       }
-      if (self->attempts_ != attempt || self->abandoned_)
+      // Only for the mutex, whose token is new at every attempt. A reentrant
+      // or fair owner field is the same in the next attempt: releasing it
+      // again could delete that attempt's fresh grant (this once let two
+      // holders overlap). Their abandonment release already runs after the
+      // grant on each connection (FIFO).
+      if (self->options_.kind == lock_kind::mutex && (self->attempts_ != attempt || self->abandoned_))
         release_everywhere(self->client_, self->options_.kind, self->key_, token);
     });
     abandoned_ = false;
