@@ -283,10 +283,17 @@ void connection::on_timer() {
     else
       next = std::min(next, p.deadline);
   }
-  // Requests outstanding and nothing heard for stall_timeout: the master is
-  // gone or blackholed. Closing loses the FIFO slots, so fail them all.
-  bool stalled = !pending_.empty() && state_ == state::ready && now - last_rx_ >= options_.stall_timeout;
-  if (!pending_.empty() && state_ == state::ready) next = std::min(next, last_rx_ + options_.stall_timeout);
+  // Stalled: nothing heard for stall_timeout while requests are outstanding
+  // (master gone or blackholed), or the oldest request has waited that long
+  // (a link so slow that bytes trickle in but every request times out).
+  // Closing loses the FIFO slots, so fail them all and reconnect.
+  bool stalled = false;
+  if (!pending_.empty() && state_ == state::ready) {
+    auto oldest_sent = pending_.front().deadline - options_.node_timeout;
+    auto since = std::min(last_rx_, oldest_sent);
+    stalled = now - last_rx_ >= options_.stall_timeout || now - oldest_sent >= options_.stall_timeout;
+    next = std::min(next, since + options_.stall_timeout);
+  }
   if (!stalled && next != steady::time_point::max()) arm_timer(next);
   for (auto& [sink, tag] : expired) sink->on_reply(tag, errc::timeout, nullptr);
   if (stalled) fail_all(errc::connection_lost, false);

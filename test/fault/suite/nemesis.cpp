@@ -461,6 +461,7 @@ round_config safe_round(std::uint64_t seed, milliseconds duration) {
   r.cluster.clock_shim = true;
   r.cluster.seed = seed;
   r.workload.seed = seed;
+  r.workload.resources = 5;
   r.workload.key_prefix = "s" + std::to_string(seed) + ":";
   r.nemesis.seed = seed;
   r.nemesis.types = safe_fault_types(r.cluster, r.workload);
@@ -532,11 +533,22 @@ round_result run_round(const round_config& cfg) {
   auto start = steady::now();
   auto end = start + cfg.duration;
   auto nemesis_end = end - cfg.tail;
-  std::thread chaos([&] { n.run_until(nemesis_end); });
+  std::string nemesis_error;
+  std::thread chaos([&] {
+    try {
+      n.run_until(nemesis_end);
+    } catch (const std::exception& e) {
+      nemesis_error = e.what();
+    }
+  });
   while (steady::now() < end) std::this_thread::sleep_for(20ms);
   n.stop();
   chaos.join();
-  n.heal_all();
+  try {
+    n.heal_all();
+  } catch (const std::exception& e) {
+    nemesis_error += std::string(nemesis_error.empty() ? "" : "; ") + e.what();
+  }
   lap("workload and nemesis");
   auto workload_end = w.stop();
   lap("workload stopped");
@@ -547,7 +559,7 @@ round_result run_round(const round_config& cfg) {
   // backward server clock step kept alive a little longer.
   bool back_jumps = std::find(cfg.nemesis.types.begin(), cfg.nemesis.types.end(),
                               fault_type::server_clock_back_jump) != cfg.nemesis.types.end();
-  auto wait = cfg.workload.ttl_max * 12 / 10 + (back_jumps ? 1000ms : 0ms) + 300ms;
+  auto wait = cfg.workload.ttl_max * 105 / 100 + (back_jumps ? 1000ms : 0ms) + 200ms;
   std::this_thread::sleep_for(wait);
   if (cfg.residue) out.residue = check_residue(c.keys());
   lap("TTLs waited, residue checked");
@@ -560,6 +572,10 @@ round_result run_round(const round_config& cfg) {
   cc.workload_end = workload_end;
   cc.fencing = cfg.workload.fenced;
   out.report = check_all(out.ops, cc);
+  if (!nemesis_error.empty()) {  // the run itself broke: never a silent pass
+    out.report.violations.push_back({"nemesis", "the nemesis failed: " + nemesis_error, {}});
+    out.report.by_checker["nemesis"] += 1;
+  }
   out.faults = fault_figures(out.ops);
   lap("checked");
   out.seconds = std::chrono::duration<double>(steady::now() - t0).count();

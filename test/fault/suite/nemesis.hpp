@@ -127,7 +127,7 @@ struct round_config {
 };
 
 /// The configuration of a safe nemesis run for `seed`: N = 3 or 5 (by seed),
-/// AOF masters under the clock shim behind fault proxies, 4 clients x 3
+/// AOF masters under the clock shim behind fault proxies, 4 clients x 5
 /// resources, every safe fault type.
 round_config safe_round(std::uint64_t seed, std::chrono::milliseconds duration);
 /// A short history with only fault type `t` (shorter TTLs, N = 3) injected

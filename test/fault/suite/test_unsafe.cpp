@@ -1,3 +1,302 @@
-#define BOOST_TEST_MODULE test_unsafe
+// Known-unsafe configurations, demonstrated: each scenario steps outside the
+// assumptions of docs/safety.md, and the checkers MUST find the violation
+// (two holders at once, a token that goes backwards). Next to each, its safe
+// counterpart, which must pass the same checkers.
+#define BOOST_TEST_MODULE fault_unsafe
 #include <boost/test/unit_test.hpp>
-BOOST_AUTO_TEST_CASE(placeholder) { BOOST_TEST(true); }
+
+#include "checkers.hpp"
+#include "cluster.hpp"
+#include "nemesis.hpp"
+#include "scripted.hpp"
+
+#include <iostream>
+#include <thread>
+
+using namespace std::chrono_literals;
+using namespace redlock::fault;
+using std::chrono::milliseconds;
+
+namespace {
+
+struct counts {
+  int unsafe = 0, detected = 0, safe = 0, clean = 0;
+} totals;
+
+struct summary_at_exit {
+  void setup() {}
+  void teardown() {
+    std::cout << "known-unsafe demonstrations: " << totals.detected << " of " << totals.unsafe
+              << " detected by the checkers; safe counterparts: " << totals.clean << " of " << totals.safe
+              << " clean" << std::endl;
+  }
+};
+
+redlock::client_options client_opts(const cluster& c, std::shared_ptr<const redlock::clock_source> clock = nullptr) {
+  redlock::client_options o;
+  o.nodes = c.uris();
+  o.node_timeout = 50ms;
+  o.clock = std::move(clock);
+  return o;
+}
+
+redlock::acquire_options acq(milliseconds ttl, milliseconds wait = 0ms) {
+  redlock::acquire_options o;
+  o.ttl = ttl;
+  o.wait = wait;
+  o.retry_delay = 10ms;
+  o.retry_jitter = 5ms;
+  o.fenced = true;
+  return o;
+}
+
+cluster_options plain(std::size_t n, bool aof = false, bool shim = false) {
+  cluster_options o;
+  o.masters = n;
+  o.aof = aof;
+  o.proxies = false;
+  o.clock_shim = shim;
+  return o;
+}
+
+void print(const char* what, const std::vector<violation>& v) {
+  std::cout << what << ": " << v.size() << " violation(s)" << std::endl;
+  for (std::size_t i = 0; i < v.size() && i < 3; ++i) std::cout << "  " << v[i] << std::endl;
+}
+
+// The checker must object.
+void expect_violation(const char* what, const std::vector<violation>& v) {
+  ++totals.unsafe;
+  print(what, v);
+  if (!v.empty()) ++totals.detected;
+  BOOST_TEST(!v.empty(), what << ": the checker found nothing");
+}
+
+// The checker must not object.
+void expect_clean(const char* what, const std::vector<violation>& v) {
+  ++totals.safe;
+  print(what, v);
+  if (v.empty()) ++totals.clean;
+  BOOST_TEST(v.empty(), what);
+}
+
+// Whether the second client got in, and when (ms after the first's acquisition).
+struct contest {
+  bool second_acquired = false;
+  double second_after_ms = 0;
+};
+
+}  // namespace
+
+BOOST_TEST_GLOBAL_FIXTURE(summary_at_exit);
+
+// ---- persistence ---------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(unsafe_immediate_restart_without_persistence_of_a_majority) {
+  cluster c(plain(3));
+  history h;
+  scripted s(h);
+  redlock::client a(client_opts(c)), b(client_opts(c));
+  for (int k = 0; k < 5; ++k) {  // some history: fence counters at 5
+    auto x = s.acquire(a, 0, "amnesia", acq(1000ms));
+    s.release(a, 0, x);
+  }
+  auto held = s.acquire(a, 0, "amnesia", acq(3000ms));
+  BOOST_REQUIRE(held);
+  c.master(0).restart(true);  // kill -9 and back at once, empty
+  c.master(1).restart(true);
+  auto second = s.acquire(b, 1, "amnesia", acq(3000ms, 1000ms));
+  BOOST_TEST(second.operator bool(), "the second client did not even get in");
+  std::this_thread::sleep_for(100ms);  // both "work" in the critical section
+  s.release(b, 1, second);
+  s.release(a, 0, held);
+  auto ops = s.ops();
+  expect_violation("immediate restart, no persistence: exclusion", check_exclusion(ops));
+  expect_violation("immediate restart, no persistence: fence order", check_fence_order(ops));
+}
+
+BOOST_AUTO_TEST_CASE(safe_kill9_restart_with_aof_fsync_always) {
+  cluster c(plain(3, /*aof=*/true));
+  history h;
+  scripted s(h);
+  redlock::client a(client_opts(c)), b(client_opts(c));
+  for (int k = 0; k < 5; ++k) {
+    auto x = s.acquire(a, 0, "durable", acq(1000ms));
+    s.release(a, 0, x);
+  }
+  auto held = s.acquire(a, 0, "durable", acq(1500ms));
+  BOOST_REQUIRE(held);
+  c.master(0).kill9();
+  c.master(1).kill9();
+  c.master(0).restart(false);  // AOF reloaded: the key and the counter are back
+  c.master(1).restart(false);
+  auto refused = s.acquire(b, 1, "durable", acq(1500ms, 500ms));
+  BOOST_TEST(!refused, "the second client got in while the first held the lock");
+  s.release(b, 1, refused);
+  // After the first's TTL the second gets it, with a larger token.
+  auto later = s.acquire(b, 1, "durable", acq(1500ms, 2000ms));
+  BOOST_TEST(later.operator bool());
+  s.release(b, 1, later);
+  s.release(a, 0, held);
+  auto ops = s.ops();
+  expect_clean("kill -9 + AOF(always) restart: exclusion", check_exclusion(ops));
+  expect_clean("kill -9 + AOF(always) restart: fence order", check_fence_order(ops));
+}
+
+// Every master down for longer than the TTL, back empty.
+BOOST_AUTO_TEST_CASE(safe_delayed_restart_without_persistence_keeps_exclusion_but_not_tokens) {
+  cluster c(plain(3));
+  history h;
+  scripted s(h);
+  redlock::client a(client_opts(c)), b(client_opts(c));
+  for (int k = 0; k < 5; ++k) {
+    auto x = s.acquire(a, 0, "delayed", acq(500ms));
+    s.release(a, 0, x);
+  }
+  auto held = s.acquire(a, 0, "delayed", acq(500ms));
+  BOOST_REQUIRE(held);
+  for (std::size_t i = 0; i < 3; ++i) c.master(i).kill9();
+  std::this_thread::sleep_for(500ms + 300ms);  // longer than the max TTL
+  for (std::size_t i = 0; i < 3; ++i) c.master(i).restart(true);
+  auto second = s.acquire(b, 1, "delayed", acq(500ms, 500ms));
+  BOOST_TEST(second.operator bool());
+  s.release(b, 1, second);
+  s.release(a, 0, held);
+  auto ops = s.ops();
+  expect_clean("delayed restart, no persistence: exclusion", check_exclusion(ops));
+  // docs/safety.md: the delay protects the lock, not the fence counters.
+  expect_violation("delayed restart, no persistence: fence order (counters lost)", check_fence_order(ops));
+}
+
+// ---- master clocks -------------------------------------------------------------
+
+namespace {
+
+// Client 0 acquires (TTL 1000 ms); `fault` runs; client 1 retries for 1.5 s.
+std::vector<op> clock_scenario(cluster& c, const std::function<void()>& fault, contest& out) {
+  history h;
+  scripted s(h);
+  redlock::client a(client_opts(c)), b(client_opts(c));
+  auto held = s.acquire(a, 0, "clock", acq(1000ms));
+  BOOST_REQUIRE(held);
+  auto t0 = steady::now();
+  fault();
+  auto second = s.acquire(b, 1, "clock", acq(1000ms, 1500ms));
+  out.second_acquired = static_cast<bool>(second);
+  out.second_after_ms = ms_since(t0, steady::now());
+  std::this_thread::sleep_for(100ms);
+  s.release(b, 1, second);
+  s.release(a, 0, held);
+  return s.ops();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(unsafe_fast_master_clock_single_master) {
+  cluster c(plain(1, false, true));
+  contest r;
+  auto ops = clock_scenario(c, [&] { c.clock(0)->set_rate(10.0); }, r);
+  std::cout << "second holder after " << r.second_after_ms << " ms" << std::endl;
+  expect_violation("N=1, master clock 10x fast: exclusion", check_exclusion(ops));
+}
+
+BOOST_AUTO_TEST_CASE(unsafe_fast_clocks_on_a_majority) {
+  cluster c(plain(3, false, true));
+  contest r;
+  auto ops = clock_scenario(c, [&] {
+    c.clock(0)->set_rate(10.0);
+    c.clock(1)->set_rate(10.0);
+  }, r);
+  std::cout << "second holder after " << r.second_after_ms << " ms" << std::endl;
+  expect_violation("N=3, two master clocks 10x fast: exclusion", check_exclusion(ops));
+}
+
+BOOST_AUTO_TEST_CASE(unsafe_forward_clock_step_on_a_majority) {
+  cluster c(plain(3, false, true));
+  contest r;
+  auto ops = clock_scenario(c, [&] {
+    c.clock(0)->set_offset(5000ms);
+    c.clock(1)->set_offset(5000ms);
+  }, r);
+  expect_violation("N=3, two master clocks step 5 s forward: exclusion", check_exclusion(ops));
+}
+
+BOOST_AUTO_TEST_CASE(safe_master_drift_within_the_drift_factor) {
+  // drift_factor 0.01 covers a master clock up to 1/(1-0.01) = 1.0101x fast.
+  cluster c(plain(3, false, true));
+  contest r;
+  auto ops = clock_scenario(c, [&] {
+    for (std::size_t i = 0; i < 3; ++i) c.clock(i)->set_rate(1.008);
+  }, r);
+  BOOST_TEST(r.second_acquired, "the second client never got the lock after the first's TTL");
+  std::cout << "second holder after " << r.second_after_ms << " ms" << std::endl;
+  expect_clean("N=3, every master clock 0.8% fast: exclusion", check_exclusion(ops));
+}
+
+BOOST_AUTO_TEST_CASE(safe_slow_and_backward_master_clocks) {
+  cluster c(plain(3, false, true));
+  contest r;
+  auto ops = clock_scenario(c, [&] {
+    c.clock(0)->set_rate(0.5);
+    c.clock(1)->set_offset(-3000ms);
+  }, r);
+  expect_clean("N=3, one master clock slow, one stepped back: exclusion", check_exclusion(ops));
+}
+
+// ---- client clocks ---------------------------------------------------------------
+
+namespace {
+
+std::vector<op> client_clock_scenario(double rate, contest& out) {
+  cluster c(plain(3));
+  history h;
+  scripted s(h);
+  auto clk = std::make_shared<drift_clock>();
+  s.clock(0, clk);
+  redlock::client a(client_opts(c, clk)), b(client_opts(c));
+  clk->set_rate(rate);
+  auto held = s.acquire(a, 0, "client-clock", acq(1000ms));
+  BOOST_REQUIRE(held);
+  auto t0 = steady::now();
+  auto second = s.acquire(b, 1, "client-clock", acq(1000ms, 1500ms));
+  out.second_acquired = static_cast<bool>(second);
+  out.second_after_ms = ms_since(t0, steady::now());
+  std::this_thread::sleep_for(100ms);
+  s.release(b, 1, second);
+  s.release(a, 0, held);
+  return s.ops();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(unsafe_slow_client_clock) {
+  contest r;
+  auto ops = client_clock_scenario(0.5, r);  // the holder believes its lease lasts twice as long
+  expect_violation("holder's clock at half speed: exclusion", check_exclusion(ops));
+}
+
+BOOST_AUTO_TEST_CASE(safe_client_clock_slow_within_the_drift_factor) {
+  contest r;
+  auto ops = client_clock_scenario(0.992, r);
+  BOOST_TEST(r.second_acquired);
+  expect_clean("holder's clock 0.8% slow: exclusion", check_exclusion(ops));
+}
+
+// ---- the nemesis itself, with the unsafe faults --------------------------------------
+// The same random workload and checkers that pass with every safe fault find
+// the violations once faults outside the assumptions are allowed.
+BOOST_AUTO_TEST_CASE(nemesis_with_unsafe_faults_finds_violations) {
+  auto cfg = safe_round(11, 7000ms);
+  cfg.cluster.masters = 3;
+  cfg.nemesis.types = {fault_type::immediate_restart_wipe, fault_type::server_clock_fast,
+                       fault_type::server_clock_forward_jump, fault_type::client_clock_slow};
+  cfg.nemesis.p_long_quiet = 0;
+  auto r = run_round(cfg);
+  std::cout << "nemesis with unsafe faults: " << r.report.acquisitions << " acquisitions, " << r.faults_injected
+            << " faults, violations by checker:";
+  for (auto& [k, v] : r.report.by_checker) std::cout << " " << k << "=" << v;
+  std::cout << std::endl;
+  ++totals.unsafe;
+  if (r.report.by_checker["exclusion"] > 0) ++totals.detected;
+  BOOST_TEST(r.report.by_checker["exclusion"] > 0u, "no overlapping holders found under unsafe faults");
+}

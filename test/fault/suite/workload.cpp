@@ -74,7 +74,7 @@ milliseconds uniform_ms(std::mt19937_64& rng, milliseconds lo, milliseconds hi) 
   return milliseconds(std::uniform_int_distribution<long long>(lo.count(), hi.count())(rng));
 }
 
-constexpr milliseconds slack{600};          // scheduling slack on a loaded 2-core machine
+constexpr milliseconds slack{1000};         // scheduling slack on a loaded 2-core machine
 constexpr milliseconds guard_margin{2000};  // guard = bound + margin: a hang shows up in (d)
 
 }  // namespace
@@ -246,7 +246,18 @@ void workload::run_worker(std::size_t c, std::size_t r) {
         else
           history_.complete(wid, gw.at, outcome::unknown, wec.message());
       }
-      if (!paused) co_await sleep_for(uniform_ms(rng, milliseconds(0), options_.hold_max));
+      if (!paused) {
+        // Mostly short critical sections (throughput), sometimes long ones, so
+        // that a second holder, if the lock ever allows one, meets the first.
+        auto hold = uniform_ms(rng, milliseconds(0), options_.hold_max);
+        if (std::bernoulli_distribution(options_.long_hold_p)(rng)) {
+          auto left = std::chrono::duration_cast<milliseconds>(l.remaining_validity());
+          if (left > milliseconds(0))
+            hold = uniform_ms(rng, milliseconds(0), milliseconds(static_cast<long long>(
+                                                        static_cast<double>(left.count()) * options_.long_hold_fraction)));
+        }
+        co_await sleep_for(hold);
+      }
 
       if (!slot.client) co_return;
       op rel;

@@ -32,7 +32,9 @@ struct workload_options {
   milliseconds node_timeout{40};
   milliseconds wait{250};  ///< acquire_options::wait
   milliseconds retry_delay{10}, retry_jitter{8};
-  milliseconds hold_max{3};  ///< critical section sleep, uniform in [0, hold_max]
+  milliseconds hold_max{3};  ///< critical section sleep, uniform in [0, hold_max] ...
+  double long_hold_p = 0.05;          ///< ... or, with this probability, a long one:
+  double long_hold_fraction = 0.5;    ///< uniform in [0, this * remaining validity]
   double drift_factor = 0.01;
   bool fenced = true;          ///< fenced acquisitions and storage writes
   bool injected_clocks = true; ///< each client gets a drift_clock
