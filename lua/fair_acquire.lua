@@ -26,8 +26,18 @@ if ARGV[4] == 'reenter' then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return redis.status_reply('OK')
 end
+-- Take (or keep) our place in line before looking at the head, even when the
+-- lock is free here: if this attempt misses its quorum, we must still be in
+-- line on this master, ahead of everyone who asked later. The score is the
+-- same in every poll of one acquisition (a later acquisition replaces it);
+-- our deadline is refreshed. Both keys expire on their own once nobody has
+-- polled for two waiter timeouts.
+redis.call('ZADD', KEYS[3], ARGV[5], ARGV[1])
+redis.call('ZADD', KEYS[4], now + tonumber(ARGV[6]), ARGV[1])
+redis.call('PEXPIRE', KEYS[3], 2 * tonumber(ARGV[6]))
+redis.call('PEXPIRE', KEYS[4], 2 * tonumber(ARGV[6]))
 local head = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
-if ours or (kind == 'none' and (head == nil or head == ARGV[1])) then
+if ours or (kind == 'none' and head == ARGV[1]) then
   -- Granted here, but the waiter keeps its place in line until it has won a
   -- quorum (it then leaves every queue): if this attempt fails, it is still
   -- first on every master, so masters cannot split between two waiters.
@@ -38,10 +48,4 @@ if ours or (kind == 'none' and (head == nil or head == ARGV[1])) then
   end
   return redis.status_reply('OK')
 end
--- Wait in line; refresh our deadline. The queue keys expire on their own
--- once nobody has polled for two waiter timeouts.
-redis.call('ZADD', KEYS[3], 'NX', ARGV[5], ARGV[1])
-redis.call('ZADD', KEYS[4], now + tonumber(ARGV[6]), ARGV[1])
-redis.call('PEXPIRE', KEYS[3], 2 * tonumber(ARGV[6]))
-redis.call('PEXPIRE', KEYS[4], 2 * tonumber(ARGV[6]))
 return false

@@ -9,15 +9,21 @@
 -- masters may differ after failed re-entries, so the last release deletes
 -- whatever count is left, and earlier ones never go below 1.
 -- Returns 1 when our hold was found here, 0 otherwise (nothing changed).
+local last_by_holder = ARGV[3] == '1' and ARGV[4] == '1'
+if last_by_holder then
+  -- A holder leaves the fair queue on every master, also where it does not
+  -- hold the lock (its leave at grant time may not have reached this one):
+  -- a stale entry would let its next acquisition jump the line here.
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  redis.call('ZREM', KEYS[3], ARGV[1])
+end
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
   return 0
 end
 if ARGV[3] == '1' then
   redis.call('DEL', KEYS[1])
   -- Wake the head of a fair queue by name; anyone waiting otherwise.
-  if ARGV[4] == '1' then
-    redis.call('ZREM', KEYS[2], ARGV[1])
-    redis.call('ZREM', KEYS[3], ARGV[1])
+  if last_by_holder then
     local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
     redis.call('PUBLISH', ARGV[2], head or 'released')
   end

@@ -43,8 +43,11 @@ void async_client::start_acquire(std::string name, acquire_options opts,
     return fail_now(impl_->executor, std::move(handler), bad.code, lock{});
   if (opts.kind != lock_kind::mutex && opts.owner.empty())
     return fail_now(impl_->executor, std::move(handler), make_error_code(errc::bad_option), lock{});
-  asio::dispatch(impl_->strand, [impl = impl_, n = std::move(name), opts, h = std::move(handler)]() mutable {
-    detail::start_acquire(std::move(impl), std::move(n), opts, std::move(h));
+  // A fair waiter's place in line is when its caller asked, not when the
+  // client's strand got to it (which may be later under load).
+  auto asked_at = std::chrono::system_clock::now();
+  asio::dispatch(impl_->strand, [impl = impl_, n = std::move(name), opts, asked_at, h = std::move(handler)]() mutable {
+    detail::start_acquire(std::move(impl), std::move(n), opts, asked_at, std::move(h));
   });
 }
 

@@ -15,6 +15,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <optional>
+#include <utility>
 
 namespace redlock::detail {
 
@@ -27,12 +28,17 @@ bool is_hash_kind(lock_kind k) { return k != lock_kind::mutex; }
 
 class acquire_op : public std::enable_shared_from_this<acquire_op> {
  public:
-  acquire_op(std::shared_ptr<client_impl> client, std::string name, acquire_options options, acquire_handler handler)
+  acquire_op(std::shared_ptr<client_impl> client, std::string name, acquire_options options,
+             std::chrono::system_clock::time_point asked_at, acquire_handler handler)
       : client_(std::move(client)),
         name_(std::move(name)),
         key_(client_->key_for(name_)),
         options_(std::move(options)),
-        handler_(std::move(handler)) {
+        handler_(std::move(handler)),
+        // One score for this waiter on every master, so all agree on the FIFO
+        // order: microseconds since the epoch (exact in a double until 2255).
+        queue_score_(static_cast<double>(
+            std::chrono::duration_cast<std::chrono::microseconds>(asked_at.time_since_epoch()).count())) {
     if (is_hash_kind(options_.kind)) token_ = client_->client_id + ":" + options_.owner;
   }
 
@@ -47,10 +53,6 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     }
     started_ = std::chrono::steady_clock::now();
     wait_deadline_ = started_ + options_.wait;
-    // One score for this waiter on every master: all agree on the FIFO order.
-    queue_score_ = static_cast<double>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-            .count());
     if (is_hash_kind(options_.kind)) {
       auto it = client_->held.find(registry_key());
       if (it != client_->held.end()) held_ = it->second.lock();
@@ -223,6 +225,9 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     }
     if (!count_ok || permanent) return finish_failed(why);
     watch_releases();
+    // Released while this attempt was in flight: its refusal may predate the
+    // release, so try again now rather than after the delay.
+    if (std::exchange(woken_, false)) delay = milliseconds(0);
     if (!timer_) timer_.emplace(client_->strand);
     timer_->expires_after(delay);
     waiting_ = true;
@@ -249,9 +254,15 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     channel_ = client_impl::channel(key_);
     watch_id_ = client_->listener.watch(channel_, [weak = weak_from_this()](std::string_view payload) {
       auto self = weak.lock();
-      if (!self || !self->waiting_) return;
+      if (!self || self->done_) return;
       if (self->options_.kind == lock_kind::fair && payload != self->token_ && payload != "released") return;
-      self->timer_->cancel();  // the timer's handler retries now
+      if (self->waiting_)
+        self->timer_->cancel();  // the timer's handler retries now
+      else if (self->options_.kind == lock_kind::fair)
+        // Named as the head while an attempt is in flight: retry at once if
+        // it fails. (Not for the mutex: every master's copy of one release
+        // would trigger another retry.)
+        self->woken_ = true;
     });
   }
 
@@ -289,6 +300,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   std::string channel_;
   release_listener::waiter_id watch_id_ = 0;
   bool waiting_ = false;
+  bool woken_ = false;      // a release was announced while an attempt was in flight
   bool abandoned_ = false;  // the current attempt failed and was released
   bool cancelled_ = false;
   bool done_ = false;
@@ -297,8 +309,9 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
 }  // namespace
 
 void start_acquire(std::shared_ptr<client_impl> client, std::string name, acquire_options options,
-                   acquire_handler handler) {
-  std::make_shared<acquire_op>(std::move(client), std::move(name), std::move(options), std::move(handler))->start();
+                   std::chrono::system_clock::time_point asked_at, acquire_handler handler) {
+  std::make_shared<acquire_op>(std::move(client), std::move(name), std::move(options), asked_at, std::move(handler))
+      ->start();
 }
 
 }  // namespace redlock::detail

@@ -6,6 +6,9 @@
 
 #include <redlock/redlock.hpp>
 
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+
 #include <atomic>
 #include <mutex>
 #include <sstream>
@@ -110,6 +113,88 @@ BOOST_AUTO_TEST_CASE(fair_fifo_with_one_masters_queue_missing_an_entry) {
     m[2].command({"ZREM", "{fifo-gap}:queue", first});
   });
   BOOST_TEST(run.violations == 0);
+}
+
+BOOST_AUTO_TEST_CASE(fair_place_in_line_is_when_the_caller_asked) {
+  // A asks first, but its client's executor only gets to the request after B
+  // (a busy I/O thread). A is still served first: its place in line is the
+  // moment it called, not when its client first reached the masters.
+  masters m(3);
+  redlock::client holder(m.options(300ms)), b(m.options(300ms));
+  auto held = holder.acquire("asked", fair());
+  boost::asio::io_context io_a;
+  auto work = boost::asio::make_work_guard(io_a);
+  redlock::async_client a(io_a.get_executor(), m.options(300ms));
+  std::mutex mu;
+  std::vector<std::string> order;
+  auto opts_a = fair(20000ms);
+  opts_a.owner = "task-a";
+  a.async_acquire("asked", opts_a, [&](boost::system::error_code ec, redlock::lock l) {
+    {
+      std::lock_guard g(mu);
+      order.push_back(ec ? "a failed: " + ec.message() : "a");
+    }
+    if (!ec) a.async_release(l, [](boost::system::error_code) {});
+  });
+  std::this_thread::sleep_for(20ms);  // B asks clearly later...
+  std::thread tb([&] {
+    auto l = b.acquire("asked", fair(20000ms));
+    {
+      std::lock_guard g(mu);
+      order.push_back("b");
+    }
+    b.release(l);
+  });
+  BOOST_REQUIRE(eventually([&] { return queued_on(m[0], "asked") == 1u; }));  // ...and is queued first
+  std::thread ta([&] { io_a.run(); });
+  BOOST_REQUIRE(eventually([&] { return queued_on(m[0], "asked") == 2u; }));
+  holder.release(held);
+  tb.join();
+  BOOST_REQUIRE(eventually([&] {
+    std::lock_guard g(mu);
+    return order.size() == 2u;
+  }));
+  work.reset();
+  io_a.stop();
+  ta.join();
+  BOOST_TEST(order == (std::vector<std::string>{"a", "b"}), boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(fair_waiter_keeps_its_place_where_a_failed_attempt_was_granted) {
+  // Another holder on masters 0 and 1; master 2 free with an empty queue. A
+  // waiter's attempt is granted on master 2 only, misses its quorum and is
+  // released there; it must still be in line on master 2 (it once was not,
+  // so a later waiter could get ahead of it there).
+  masters m(3);
+  for (std::size_t i : {0u, 1u}) {
+    m[i].command({"HSET", "place", "other-client:owner", "1"});
+    m[i].command({"PEXPIRE", "place", "60000"});
+  }
+  redlock::client waiter(m.options());
+  auto o = fair(1500ms);
+  o.retry_delay = 1000ms;
+  o.retry_jitter = 0ms;
+  std::thread t([&] { BOOST_TEST(!waiter.try_acquire("place", o).has_value()); });
+  for (std::size_t i = 0; i < 3; ++i) BOOST_TEST(eventually([&] { return queued_on(m[i], "place") == 1u; }, 900ms));
+  BOOST_TEST(m[2].command({"EXISTS", "place"}) == "0");  // the failed attempt's grant was released
+  t.join();
+  for (std::size_t i = 0; i < 3; ++i) BOOST_TEST(eventually([&] { return queued_on(m[i], "place") == 0u; }));
+}
+
+BOOST_AUTO_TEST_CASE(fair_holder_leaves_the_queue_also_where_it_did_not_hold_the_lock) {
+  // The holder's leave at grant time did not reach master 2 (and it does not
+  // hold the lock there): its release must still take it out of that queue,
+  // or it would stay first in line there until the stale-waiter sweep.
+  masters m(3);
+  redlock::client holder(m.options());
+  auto held = holder.acquire("stale-head", fair());
+  auto field = m[0].command({"HKEYS", "stale-head"});
+  m[2].command({"DEL", "stale-head"});
+  m[2].command({"ZADD", "{stale-head}:queue", "1", field});
+  m[2].command({"ZADD", "{stale-head}:timeout", "99999999999999", field});
+  holder.release(held);
+  BOOST_TEST(eventually([&] { return queued_on(m[2], "stale-head") == 0u; }));
+  BOOST_TEST(m[2].command({"ZSCORE", "{stale-head}:timeout", field}) == "(nil)");
 }
 
 BOOST_AUTO_TEST_CASE(fair_crashed_waiter_is_swept_after_its_timeout) {
