@@ -10,6 +10,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -102,6 +103,11 @@ class async_client {
   lock adopt(const std::string& name, const std::string& token, milliseconds ttl) const;
 
  private:
+  friend class client;
+  /// Shuts the client down on its strand, then calls `then` there (the sync
+  /// client waits for it before stopping its I/O thread).
+  void shutdown_then(std::function<void()> then);
+
   void start_status(std::string name, boost::asio::any_completion_handler<status_signature> handler);
   void start_acquire(std::string name, acquire_options opts,
                      boost::asio::any_completion_handler<acquire_signature> handler);

@@ -33,6 +33,13 @@ async_client::~async_client() {
   asio::dispatch(impl_->strand, [impl = impl_] { impl->shutdown(); });
 }
 
+void async_client::shutdown_then(std::function<void()> then) {
+  asio::dispatch(impl_->strand, [impl = impl_, then = std::move(then)] {
+    impl->shutdown();
+    then();
+  });
+}
+
 async_client::executor_type async_client::get_executor() const noexcept { return impl_->executor; }
 const client_options& async_client::options() const noexcept { return impl_->options; }
 std::size_t async_client::quorum() const noexcept { return impl_->quorum; }

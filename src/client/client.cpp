@@ -42,13 +42,18 @@ client::client(client_options options) : io_(std::make_unique<io_thread>()) {
 }
 
 client::~client() {
-  async_.reset();  // posts the shutdown; the I/O thread runs it before stopping
-  if (io_) {
-    std::promise<void> drained;
-    auto done = drained.get_future();
-    asio::post(io_->context, [&drained] { drained.set_value(); });
+  if (async_ && io_) {
+    // Wait until the shutdown has run on the client's strand: it clears every
+    // connection's queue of requests, whose callbacks hold the operations and
+    // through them the client. A marker posted to the io_context instead can
+    // run first while the strand is busy, and stopping the I/O thread then
+    // leaves that cycle behind (a leak LeakSanitizer caught).
+    auto drained = std::make_shared<std::promise<void>>();
+    auto done = drained->get_future();
+    async_->shutdown_then([drained] { drained->set_value(); });
     done.wait_for(std::chrono::seconds(2));
   }
+  async_.reset();
 }
 
 async_client& client::async() noexcept { return *async_; }
