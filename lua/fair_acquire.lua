@@ -6,7 +6,9 @@
 -- (zset: score = server time in ms after which the waiter is stale)
 -- ARGV[1] owner field, ARGV[2] ttl ms, ARGV[3] '1' to draw a fence counter,
 -- ARGV[4] 'first' or 'reenter', ARGV[5] enqueue score, ARGV[6] waiter timeout ms
--- Returns 'OK' or the fence counter when granted, nil otherwise (queued).
+-- Returns 'OK' or the fence counter when granted; when queued, -1 - our rank
+-- in line (-1: first, but the lock is held), so a waiter far back can poll
+-- less often.
 local kind = redis.call('TYPE', KEYS[1])['ok']
 if kind ~= 'none' and kind ~= 'hash' then
   return redis.error_reply('WRONGTYPE lock key holds a ' .. kind .. ', not a fair lock')
@@ -48,4 +50,4 @@ if ours or (kind == 'none' and head == ARGV[1]) then
   end
   return redis.status_reply('OK')
 end
-return false
+return -1 - redis.call('ZRANK', KEYS[3], ARGV[1])

@@ -4,7 +4,8 @@
 -- ARGV[1] owner field, ARGV[2] release channel, ARGV[3] '1' for the last level,
 -- ARGV[4] '1' for a holder's release: leave the queue and wake the next
 -- waiter; '0' when cleaning up an abandoned attempt (keep our place in line,
--- wake nobody)
+-- wake nobody); ARGV[5] this release's id (the message, so that a waiter
+-- acts once on the copies every master sends)
 -- The client's own hold count decides which level is the last: counts on the
 -- masters may differ after failed re-entries, so the last release deletes
 -- whatever count is left, and earlier ones never go below 1.
@@ -22,10 +23,15 @@ if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
 end
 if ARGV[3] == '1' then
   redis.call('DEL', KEYS[1])
-  -- Wake the head of a fair queue by name; anyone waiting otherwise.
   if last_by_holder then
     local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
-    redis.call('PUBLISH', ARGV[2], head or 'released')
+    if head then
+      -- Fair: wake only the head, on its client's own channel (suffixed with
+      -- the client id, the part of the owner field before the first ':').
+      redis.call('PUBLISH', ARGV[2] .. ':' .. string.match(head, '^[^:]*'), head)
+    else
+      redis.call('PUBLISH', ARGV[2], ARGV[5])
+    end
   end
   return 1
 end

@@ -47,7 +47,11 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
 
   std::string key_for(std::string_view name) const { return options.key_prefix + std::string(name); }
   static std::string fence_key(const std::string& key) { return "{" + key + "}:fence"; }
+  /// Release messages for mutex and reentrant waiters (the message is the release's id).
   static std::string channel(const std::string& key) { return "{" + key + "}:released"; }
+  /// Where a fair release wakes the head of the queue when it is one of this
+  /// client's waiters (the message is the head's owner field).
+  std::string fair_wake_channel(const std::string& key) const { return channel(key) + ":" + client_id; }
   static std::string queue_key(const std::string& key) { return "{" + key + "}:queue"; }
   static std::string queue_deadlines_key(const std::string& key) { return "{" + key + "}:timeout"; }
 

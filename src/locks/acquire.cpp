@@ -14,6 +14,8 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <algorithm>
+#include <array>
 #include <optional>
 #include <utility>
 
@@ -106,7 +108,19 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
       why = f.failure();
       if (!why) why = errc::not_acquired;
     }
+    if (options_.kind == lock_kind::fair) queue_rank_ = rank_in_line(f);
     abandon_attempt(why);
+  }
+
+  // How many waiters are ahead of us on a quorum of masters (the quorum-th
+  // smallest of the ranks the refusing masters reported); 0 if unknown.
+  std::size_t rank_in_line(const fanout& f) const {
+    std::vector<std::int64_t> ranks;
+    for (auto& o : f.outcomes())
+      if (o.state == node_state::refused) ranks.push_back(o.value);
+    if (ranks.size() < client_->quorum) return 0;
+    std::nth_element(ranks.begin(), ranks.begin() + static_cast<std::ptrdiff_t>(client_->quorum - 1), ranks.end());
+    return static_cast<std::size_t>(ranks[client_->quorum - 1]);
   }
 
   // One more level of a hold this owner already has: no new token, no queue.
@@ -199,7 +213,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     }
     // Granted at quorum: masters that did not grant it may still queue us
     // (ahead of others there). Leave every queue now, not at the sweep.
-    if (options_.kind == lock_kind::fair) leave_queue(client_, key_, token_);
+    if (options_.kind == lock_kind::fair) leave_queue(client_, key_, token_, false);
     if (options_.renew) {
       s->on_lost = options_.on_lost;
       s->dog = std::make_shared<watchdog>(client_, s, options_.renew_fraction);
@@ -218,6 +232,13 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     // Errors that retrying cannot fix end the wait at once.
     bool permanent = why == errc::wrong_type || why == errc::auth_failed;
     auto delay = client_->jittered(options_.retry_delay, options_.retry_jitter);
+    if (queue_rank_ > 0) {
+      // A fair waiter behind others is woken by name when it is first; until
+      // then it polls only to keep its place (and in case a wake-up is lost),
+      // less often the further back it is, well within its queue timeout.
+      delay *= static_cast<long>(std::min<std::size_t>(queue_rank_ + 1, 8));
+      delay = std::min(delay, std::max(options_.retry_delay, options_.queue_timeout / 3));
+    }
     if (options_.wait.count() > 0) {
       auto remaining = wait_deadline_ - std::chrono::steady_clock::now();
       if (remaining <= std::chrono::steady_clock::duration::zero()) count_ok = false;
@@ -251,19 +272,38 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   // waiter wakes only when named as the queue's head (or nobody is queued).
   void watch_releases() {
     if (watch_id_) return;
-    channel_ = client_impl::channel(key_);
+    bool fair = options_.kind == lock_kind::fair;
+    channel_ = fair ? client_->fair_wake_channel(key_) : client_impl::channel(key_);
     watch_id_ = client_->listener.watch(channel_, [weak = weak_from_this()](std::string_view payload) {
       auto self = weak.lock();
       if (!self || self->done_) return;
-      if (self->options_.kind == lock_kind::fair && payload != self->token_ && payload != "released") return;
+      if (self->options_.kind == lock_kind::fair) {
+        // Only the head is named, so the first copy may wake it: if the
+        // others have not released yet, the next copy retries it again.
+        if (payload != self->token_) return;  // another of this client's waiters is first
+      } else if (!self->free_on_quorum(payload)) {
+        // Everyone hears mutex and reentrant releases: retrying before the
+        // lock is free on a quorum only fails, and once per copy per waiter.
+        return;
+      }
       if (self->waiting_)
         self->timer_->cancel();  // the timer's handler retries now
-      else if (self->options_.kind == lock_kind::fair)
-        // Named as the head while an attempt is in flight: retry at once if
-        // it fails. (Not for the mutex: every master's copy of one release
-        // would trigger another retry.)
-        self->woken_ = true;
+      else
+        self->woken_ = true;  // an attempt is in flight: retry at once if it fails
     });
+  }
+
+  // Each master announces a release after deleting the key there: true for
+  // the copy that makes the release known on a quorum (later copies: false).
+  bool free_on_quorum(std::string_view release_id) {
+    release_news* news = nullptr;
+    for (auto& r : recent_releases_)
+      if (r.id == release_id) news = &r;
+    if (!news) {
+      news = &recent_releases_[next_release_slot_++ % recent_releases_.size()];
+      *news = {std::string(release_id), 0};
+    }
+    return ++news->copies == client_->quorum;
   }
 
   void cancel() {
@@ -277,7 +317,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     done_ = true;
     if (watch_id_) client_->listener.unwatch(channel_, watch_id_);
     // A fair waiter that gives up must not stay in the queue.
-    if (ec && options_.kind == lock_kind::fair && !held_) leave_queue(client_, key_, token_);
+    if (ec && options_.kind == lock_kind::fair && !held_) leave_queue(client_, key_, token_, true);
     if (auto& obs = client_->options.observer)
       obs->on_acquire_result(name_, ec, std::chrono::duration_cast<std::chrono::microseconds>(
                                             std::chrono::steady_clock::now() - started_));
@@ -294,6 +334,13 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   std::string token_;                   // random per attempt (mutex) or the owner field
   std::shared_ptr<lock_state> held_;    // reentrant/fair: this owner's current hold
   double queue_score_ = 0;
+  std::size_t queue_rank_ = 0;  // fair: waiters ahead of us at the last attempt
+  struct release_news {
+    std::string id;
+    std::size_t copies = 0;  // masters that announced it
+  };
+  std::array<release_news, 4> recent_releases_;
+  std::size_t next_release_slot_ = 0;
   unsigned attempts_ = 0;
   std::chrono::steady_clock::time_point started_, wait_deadline_;
   std::optional<asio::steady_timer> timer_;

@@ -25,6 +25,14 @@ verdict classify_grant(const redisReply& r, node_outcome& out) {
   return failed_reply(r, out);
 }
 
+verdict classify_fair_grant(const redisReply& r, node_outcome& out) {
+  if (r.type == REDIS_REPLY_INTEGER && r.integer < 0) {
+    out.value = -1 - r.integer;  // our rank in this master's queue
+    return verdict::no;
+  }
+  return classify_grant(r, out);
+}
+
 verdict classify_one_zero(const redisReply& r, node_outcome& out) {
   if (r.type == REDIS_REPLY_INTEGER) return r.integer == 1 ? verdict::yes : verdict::no;
   return failed_reply(r, out);
@@ -55,7 +63,7 @@ round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquir
       return round_ptr(new fanout(
           client, scripts::fair_acquire,
           {req.key, fence, client_impl::queue_key(req.key), client_impl::queue_deadlines_key(req.key)},
-          {req.token, ttl, fenced, mode, score, std::to_string(req.queue_timeout.count())}, classify_grant,
+          {req.token, ttl, fenced, mode, score, std::to_string(req.queue_timeout.count())}, classify_fair_grant,
           std::move(done)));
     }
   }
@@ -68,10 +76,13 @@ round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind ki
   if (kind == lock_kind::mutex)
     return round_ptr(new fanout(client, scripts::mutex_release, {key}, {token, client_impl::channel(key), publish},
                                 classify_one_zero, std::move(done)));
+  // The owner field is the same at every acquisition: the message carries a
+  // fresh id instead, so waiters can tell this release from the next.
+  auto release_id = wake && last ? client->new_token() : std::string();
   return round_ptr(new fanout(client, scripts::reentrant_release,
                               {key, client_impl::queue_key(key), client_impl::queue_deadlines_key(key)},
-                              {token, client_impl::channel(key), last ? "1" : "0", publish}, classify_one_zero,
-                              std::move(done)));
+                              {token, client_impl::channel(key), last ? "1" : "0", publish, release_id},
+                              classify_one_zero, std::move(done)));
 }
 
 void check_key_types(const std::shared_ptr<client_impl>& client, const std::string& key,
@@ -104,10 +115,12 @@ void undo_reentry(const std::shared_ptr<client_impl>& client, const std::string&
   for (auto n : nodes) client->nodes[n]->send(cmd, deadline, sink, n);
 }
 
-void leave_queue(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& field) {
+void leave_queue(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& field,
+                 bool wake_next) {
   round_ptr round(new fanout(client, scripts::fair_dequeue,
-                             {client_impl::queue_key(key), client_impl::queue_deadlines_key(key)}, {field},
-                             classify_one_zero, [](fanout&) {}));
+                             {client_impl::queue_key(key), client_impl::queue_deadlines_key(key), key},
+                             {field, client_impl::channel(key), wake_next ? "1" : "0"}, classify_one_zero,
+                             [](fanout&) {}));
   round->start();
 }
 

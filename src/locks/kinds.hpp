@@ -12,6 +12,7 @@ namespace redlock::detail {
 using round_ptr = boost::intrusive_ptr<fanout>;
 
 verdict classify_grant(const redisReply& r, node_outcome& out);    // 'OK' / counter = yes, nil = no
+verdict classify_fair_grant(const redisReply& r, node_outcome& out);  // as above; queued = -1 - rank (value = rank)
 verdict classify_one_zero(const redisReply& r, node_outcome& out);  // 1 = yes, 0 = no
 
 /// One acquisition round. `token` is the random value (mutex) or the owner
@@ -42,8 +43,10 @@ void check_key_types(const std::shared_ptr<client_impl>& client, const std::stri
 void undo_reentry(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& field,
                   const std::vector<std::uint32_t>& nodes);
 
-/// A fair-lock waiter that gives up leaves the queue everywhere.
-void leave_queue(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& field);
+/// A fair-lock waiter leaves the queue everywhere: it won a quorum, or it gave
+/// up (`wake_next`: tell the new head where the lock is free).
+void leave_queue(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& field,
+                 bool wake_next);
 
 /// Fire-and-forget release of an abandoned attempt on every master.
 void release_everywhere(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,

@@ -176,7 +176,7 @@ BOOST_AUTO_TEST_CASE(fair_waiter_keeps_its_place_where_a_failed_attempt_was_gran
   o.retry_jitter = 0ms;
   std::thread t([&] { BOOST_TEST(!waiter.try_acquire("place", o).has_value()); });
   for (std::size_t i = 0; i < 3; ++i) BOOST_TEST(eventually([&] { return queued_on(m[i], "place") == 1u; }, 900ms));
-  BOOST_TEST(m[2].command({"EXISTS", "place"}) == "0");  // the failed attempt's grant was released
+  BOOST_TEST(eventually([&] { return m[2].command({"EXISTS", "place"}) == "0"; }));  // the failed attempt's grant was released
   t.join();
   for (std::size_t i = 0; i < 3; ++i) BOOST_TEST(eventually([&] { return queued_on(m[i], "place") == 0u; }));
 }
@@ -245,8 +245,9 @@ BOOST_AUTO_TEST_CASE(fair_and_mutex_wakeups_beat_the_retry_delay) {
         acquired_at = steady::now().time_since_epoch().count();
         waiter.release(l);
       });
-      // Let the waiter fail once and subscribe.
-      BOOST_REQUIRE(eventually([&] { return m[0].command({"PUBSUB", "NUMSUB", "{wake}:released"}) == "{wake}:released 1"; }));
+      // Let the waiter fail once and subscribe (fair waiters listen on their
+      // client's own channel, {wake}:released:<client id>).
+      BOOST_REQUIRE(eventually([&] { return !m[0].command({"PUBSUB", "CHANNELS", "{wake}:released*"}).empty(); }));
       auto released_at = steady::now();
       holder.release(held);
       t.join();
@@ -256,7 +257,7 @@ BOOST_AUTO_TEST_CASE(fair_and_mutex_wakeups_beat_the_retry_delay) {
                                          << " ms with a 3000 ms retry delay");
       // Nobody waits any more: the channel is unsubscribed on every master.
       for (std::size_t i = 0; i < 3; ++i)
-        BOOST_TEST(eventually([&] { return m[i].command({"PUBSUB", "NUMSUB", "{wake}:released"}) == "{wake}:released 0"; }));
+        BOOST_TEST(eventually([&] { return m[i].command({"PUBSUB", "CHANNELS", "{wake}:released*"}).empty(); }));
     }
   }
 }
@@ -310,4 +311,102 @@ BOOST_AUTO_TEST_CASE(fair_and_mutex_wakeups_do_not_spin_on_failed_attempts) {
       BOOST_TEST(stats->acquire_attempts.load() >= 5u);
     }
   }
+}
+
+BOOST_AUTO_TEST_CASE(mutex_waiter_retries_once_when_a_release_has_reached_a_quorum) {
+  // The release reaches the masters one at a time (as when the holder's I/O
+  // thread is preempted between writes). Each master announces it; a waiter
+  // that retried on the first copy would fail (the lock is still held on the
+  // other two) and retry again on the next: one attempt per copy per waiter.
+  // It retries once, when a quorum has announced the release.
+  masters m(3);
+  auto stats = std::make_shared<redlock::counters>();
+  auto opts = m.options();
+  opts.observer = stats;
+  redlock::client holder(m.options()), waiter(opts);
+  redlock::acquire_options o;
+  o.ttl = 10000ms;
+  auto held = holder.acquire("staggered", o);
+  o.wait = 8000ms;
+  o.retry_delay = 3000ms;  // without a wake-up the waiter sleeps this long
+  o.retry_jitter = 0ms;
+  std::atomic<bool> acquired{false};
+  std::thread t([&] {
+    auto l = waiter.acquire("staggered", o);
+    acquired = true;
+    waiter.release(l);
+  });
+  for (std::size_t i = 0; i < 3; ++i)
+    BOOST_REQUIRE(eventually([&] { return m[i].command({"PUBSUB", "NUMSUB", "{staggered}:released"}) == "{staggered}:released 1"; }));
+  auto attempts_before = stats->acquire_attempts.load();
+  for (std::size_t i = 0; i < 3; ++i) {
+    m[i].command({"EVAL", std::string(redlock::detail::scripts::mutex_release.body), "1", "staggered", held.token(),
+                  "{staggered}:released", "1"});
+    std::this_thread::sleep_for(200ms);
+  }
+  t.join();
+  BOOST_TEST(acquired.load());
+  BOOST_TEST(stats->acquire_attempts.load() - attempts_before == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(fair_waiters_far_back_poll_less_often) {
+  // Only the head can be granted, and it is woken by name; a waiter further
+  // back polls only to keep its place, less often the further back it is.
+  masters m(3);
+  redlock::client holder(m.options());
+  auto held = holder.acquire("backoff", fair());
+  std::vector<std::shared_ptr<redlock::counters>> stats;
+  std::vector<std::unique_ptr<redlock::client>> clients;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    stats.push_back(std::make_shared<redlock::counters>());
+    auto opts = m.options();
+    opts.observer = stats.back();
+    clients.push_back(std::make_unique<redlock::client>(opts));
+    threads.emplace_back([&, i] {
+      auto o = fair(1500ms);
+      o.retry_delay = 50ms;
+      o.retry_jitter = 0ms;
+      BOOST_TEST(!clients[i]->try_acquire("backoff", o).has_value());
+    });
+    BOOST_REQUIRE(eventually([&] { return queued_on(m[0], "backoff") == std::size_t(i + 1); }));
+  }
+  for (auto& t : threads) t.join();
+  auto head = stats.front()->acquire_attempts.load(), last = stats.back()->acquire_attempts.load();
+  BOOST_TEST_MESSAGE("attempts in 1.5 s at a 50 ms retry delay: head " << head << ", fourth in line " << last);
+  BOOST_TEST(head >= 15u);
+  BOOST_TEST(last * 2 <= head);  // the fourth polls every 4 x 50 ms
+  holder.release(held);
+}
+
+BOOST_AUTO_TEST_CASE(fair_head_that_gives_up_wakes_the_next_waiter) {
+  // A head that gives up while the lock is free leaves no release behind to
+  // announce the next head: leaving the queue tells it instead.
+  masters m(3);
+  redlock::client holder(m.options()), waiter(m.options());
+  auto held = holder.acquire("giveup", fair());
+  for (std::size_t i = 0; i < 3; ++i)  // a head that will give up, first in line everywhere
+    m[i].command({"EVAL", std::string(redlock::detail::scripts::fair_acquire.body), "4", "giveup", "{giveup}:fence",
+                  "{giveup}:queue", "{giveup}:timeout", "quitter:0", "5000", "0", "first", "1", "10000"});
+  auto o = fair(8000ms);
+  o.retry_delay = 3000ms;  // without a wake-up the waiter sleeps this long
+  o.retry_jitter = 0ms;
+  o.queue_timeout = 10000ms;
+  std::atomic<long long> acquired_at{0};
+  std::thread t([&] {
+    auto l = waiter.acquire("giveup", o);
+    acquired_at = steady::now().time_since_epoch().count();
+    waiter.release(l);
+  });
+  BOOST_REQUIRE(eventually([&] { return queued_on(m[0], "giveup") == 2u; }));
+  holder.release(held);  // names the quitter, who is not listening
+  std::this_thread::sleep_for(100ms);
+  auto left_at = steady::now();
+  for (std::size_t i = 0; i < 3; ++i)
+    m[i].command({"EVAL", std::string(redlock::detail::scripts::fair_dequeue.body), "3", "{giveup}:queue",
+                  "{giveup}:timeout", "giveup", "quitter:0", "{giveup}:released", "1"});
+  t.join();
+  auto waited = steady::duration(acquired_at.load()) - left_at.time_since_epoch();
+  BOOST_TEST((waited < 1500ms), "acquired " << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()
+                                            << " ms after the head left, with a 3000 ms retry delay");
 }
