@@ -187,6 +187,9 @@ void workload::run_worker(std::size_t c, std::size_t r) {
       ao.retry_delay = options_.retry_delay;
       ao.retry_jitter = options_.retry_jitter;
       ao.fenced = options_.fenced;
+      ao.kind = options_.kind;
+      if (ao.kind != lock_kind::mutex) ao.owner = "worker-" + std::to_string(r);
+      ao.queue_timeout = options_.queue_timeout;
       op a;
       a.client = static_cast<int>(c);
       a.resource = res;

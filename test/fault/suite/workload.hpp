@@ -12,6 +12,8 @@
 #include "drift_clock.hpp"
 #include "history.hpp"
 
+#include <redlock/options.hpp>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -37,6 +39,12 @@ struct workload_options {
   double long_hold_fraction = 0.5;    ///< uniform in [0, this * remaining validity]
   double drift_factor = 0.01;
   bool fenced = true;          ///< fenced acquisitions and storage writes
+  /// The lock kind every worker uses; reentrant and fair workers are each
+  /// their own owner (one per resource within a client).
+  redlock::lock_kind kind = redlock::lock_kind::mutex;
+  /// Fair locks: short, so a waiter that stopped (and the queue keys) are gone
+  /// well before the end-of-round residue check.
+  milliseconds queue_timeout{400};
   bool injected_clocks = true; ///< each client gets a drift_clock
   milliseconds store_timeout{500};
   milliseconds reconnect_max{200};
