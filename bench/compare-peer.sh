@@ -239,6 +239,7 @@ row('uncontended pair p99', get(ours, 'uncontended.pair_us.p99'), ms2us(get(peer
 row('uncontended acquire p50', get(ours, 'uncontended.acquire_us.p50'), ms2us(get(peer.u, 'acquire.p50')), 'µs', 'lower');
 row('64 in flight pair p50', get(ours, 'throughput.pair_us.p50'), ms2us(get(peer.t, 'pair.p50')), 'µs', 'lower');
 row('contended fairness min/max', get(ours, 'contended.fairness'), get(peer.c, 'min_over_max'), '', 'higher');
+row('contended attempts per section', get(ours, 'contended.attempts_per_section'), get(peer.c, 'attempts_per_success'), '', 'lower');
 row('contended zero seconds', get(ours, 'contended.zero_seconds'), zeros(get(peer.c, 'per_second')), 's', '');
 row('contended violations', get(ours, 'contended.violations'), get(peer.c, 'violations'), '', '');
 row('one hung: acquire p50', get(ours, 'one_hung.acquire_us.p50'), ms2us(get(peer.h, 'while_stopped.acquire.p50')), 'µs', 'lower');

@@ -412,8 +412,11 @@ outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& s
   std::atomic<steady::rep> last_release{0};  // when the previous holder called release
   std::vector<worker_result> results(workers);
   std::vector<std::unique_ptr<redlock::client>> clients;
+  std::vector<std::shared_ptr<redlock::counters>> counters;  // attempts per section
   for (std::size_t w = 0; w < workers; ++w) {
-    clients.push_back(std::make_unique<redlock::client>(s.client_options()));
+    auto opts = s.client_options();
+    opts.observer = counters.emplace_back(std::make_shared<redlock::counters>());
+    clients.push_back(std::make_unique<redlock::client>(opts));
     // Warm-up: open the connections (a failure here shows up in the run).
     for (int i = 0; i < 20; ++i) {
       try {
@@ -425,6 +428,8 @@ outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& s
     }
   }
 
+  std::uint64_t attempts_at_start = 0;  // the warm-up's attempts are not the run's
+  for (auto& c : counters) attempts_at_start += c->acquire_attempts.load();
   std::atomic<int> inside{0};
   std::atomic<std::size_t> violations{0}, expired{0};
   std::vector<std::atomic<std::size_t>> per_second(static_cast<std::size_t>(secs));
@@ -522,6 +527,12 @@ outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& s
   r.data["sections_per_s"] = std::round(static_cast<double>(total) / secs);
   r.data["per_worker"] = per_worker;
   r.data["fairness"] = hi > 0 ? round_to(static_cast<double>(lo) / static_cast<double>(hi), 3) : 0.0;
+  std::uint64_t attempts = 0;
+  for (auto& c : counters) attempts += c->acquire_attempts.load();
+  attempts -= attempts_at_start;
+  // Attempts (quorum rounds) per critical section: how much of the masters'
+  // work contention wastes. The peer reports the same as attempts_per_success.
+  r.data["attempts_per_section"] = total > 0 ? round_to(static_cast<double>(attempts) / static_cast<double>(total), 2) : 0.0;
   r.data["per_second"] = seconds_json;
   r.data["zero_seconds"] = zero;
   r.data["violations"] = violations.load();

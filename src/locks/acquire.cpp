@@ -88,7 +88,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
       // holders overlap). Their abandonment release already runs after the
       // grant on each connection (FIFO).
       if (self->options_.kind == lock_kind::mutex && (self->attempts_ != attempt || self->abandoned_))
-        release_everywhere(self->client_, self->options_.kind, self->key_, token);
+        release_abandoned(self->client_, self->options_.kind, self->key_, token, {node});
     });
     abandoned_ = false;
     round->start();
@@ -99,7 +99,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     error_code why;
     if (f.succeeded()) {
       if (has_validity_left(f.started_at(), f.decided_at())) {
-        if (cancelled_) return abandon_attempt({});
+        if (cancelled_) return abandon_attempt({}, f);
         if (!options_.fenced) return complete({}, make_lock(f, f.started_at(), std::nullopt));
         return start_raise(f);
       }
@@ -109,7 +109,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
       if (!why) why = errc::not_acquired;
     }
     if (options_.kind == lock_kind::fair) queue_rank_ = rank_in_line(f);
-    abandon_attempt(why);
+    abandon_attempt(why, f);
   }
 
   // How many waiters are ahead of us on a quorum of masters (the quorum-th
@@ -150,12 +150,13 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     return left > std::chrono::microseconds(options_.min_validity) && left > std::chrono::microseconds(0);
   }
 
-  // Failed (or cancelled) attempt: release on every master now, including the
-  // ones that did not answer (their SET may still apply; FIFO order on the
-  // connection puts our release after it). Then retry or give up.
-  void abandon_attempt(error_code why) {
+  // Failed (or cancelled) attempt: release now on every master that did not
+  // refuse it, including the ones that did not answer (their SET may still
+  // apply; FIFO order on the connection puts our release after it). Then
+  // retry or give up.
+  void abandon_attempt(error_code why, const fanout& attempt) {
     abandoned_ = true;
-    release_everywhere(client_, options_.kind, key_, token_);
+    release_abandoned(client_, options_.kind, key_, token_, may_hold(attempt));
     if (cancelled_) return complete(asio::error::operation_aborted, {});
     retry_or_fail(why);
   }
@@ -182,7 +183,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
       // The token is only as good as the time left: the whole acquisition,
       // raise round included, must fit in the validity window.
       if (has_validity_left(started, raise.decided_at())) {
-        if (cancelled_) return abandon_attempt({});
+        if (cancelled_) return abandon_attempt({}, acquired);
         return complete({}, make_lock(acquired, started, token_value));
       }
       why = errc::validity_expired;
@@ -190,7 +191,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
       why = raise.failure();
       if (!why) why = errc::not_acquired;
     }
-    abandon_attempt(why);
+    abandon_attempt(why, acquired);
   }
 
   // `fence` is the T that was raised: never recompute it from the acquisition

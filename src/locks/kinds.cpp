@@ -124,10 +124,17 @@ void leave_queue(const std::shared_ptr<client_impl>& client, const std::string& 
   round->start();
 }
 
-void release_everywhere(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
-                        const std::string& token) {
+std::vector<std::uint32_t> may_hold(const fanout& attempt) {
+  std::vector<std::uint32_t> out;
+  for (std::uint32_t i = 0; i < attempt.outcomes().size(); ++i)
+    if (attempt.outcomes()[i].state != node_state::refused) out.push_back(i);
+  return out;
+}
+
+void release_abandoned(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
+                       const std::string& token, const std::vector<std::uint32_t>& nodes) {
   // No wake-up: only a holder's release means the lock became free.
-  release_round(client, kind, key, token, true, false, [](fanout&) {})->start();
+  if (!nodes.empty()) release_round(client, kind, key, token, true, false, [](fanout&) {})->start_on(nodes);
 }
 
 }  // namespace redlock::detail

@@ -48,8 +48,13 @@ void undo_reentry(const std::shared_ptr<client_impl>& client, const std::string&
 void leave_queue(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& field,
                  bool wake_next);
 
-/// Fire-and-forget release of an abandoned attempt on every master.
-void release_everywhere(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
-                        const std::string& token);
+/// The masters where an attempt may have applied: all but those that refused
+/// it (a refusal is final: that attempt's write did not happen there and
+/// never will). Masters that erred, timed out or have not answered are in.
+std::vector<std::uint32_t> may_hold(const fanout& attempt);
+
+/// Fire-and-forget release of an abandoned attempt on the given masters.
+void release_abandoned(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
+                       const std::string& token, const std::vector<std::uint32_t>& nodes);
 
 }  // namespace redlock::detail

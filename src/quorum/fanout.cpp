@@ -56,6 +56,12 @@ void fanout::encode(std::string& out, bool with_body) const {
 }
 
 void fanout::start() {
+  std::vector<std::uint32_t> all(outcomes_.size());
+  for (std::uint32_t i = 0; i < all.size(); ++i) all[i] = i;
+  start_on(all);
+}
+
+void fanout::start_on(const std::vector<std::uint32_t>& nodes) {
   auto client = client_.lock();
   started_at_ = now();
   sent_real_ = steady::now();
@@ -64,7 +70,7 @@ void fanout::start() {
   std::string command;
   encode(command, false);
   sink_ptr self(this);
-  for (std::uint32_t i = 0; i < outcomes_.size(); ++i) client->nodes[i]->send(command, deadline_, self, i);
+  for (auto i : nodes) client->nodes[i]->send(command, deadline_, self, i);
 }
 
 void fanout::on_reply(std::uint32_t node, const boost::system::error_code& ec, const redisReply* reply) {

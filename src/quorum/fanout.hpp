@@ -46,6 +46,8 @@ class fanout final : public reply_sink {
 
   /// Sends to every master (call on the strand).
   void start();
+  /// Sends to these masters only (fire-and-forget rounds: it never decides).
+  void start_on(const std::vector<std::uint32_t>& nodes);
 
   /// Decide only when every master answered or timed out (for reads that
   /// want each master's view, not a quorum).

@@ -271,3 +271,24 @@ BOOST_AUTO_TEST_CASE(an_unreachable_master_is_reported_per_node) {
   }
   BOOST_TEST(reported > 0);
 }
+
+BOOST_AUTO_TEST_CASE(a_failed_attempt_is_cleaned_up_only_where_it_may_have_applied) {
+  // Someone else holds masters 0 and 1; master 2 grants our attempt, which
+  // misses its quorum. Its clean-up goes to master 2 (where it applied), not
+  // to the masters that refused it: under contention that is most of the
+  // masters' work for each losing attempt.
+  masters m(3);
+  for (std::size_t i : {0u, 1u}) m[i].command({"SET", "cleanup", "someone-else", "PX", "60000"});
+  redlock::client c(m.options());
+  c.try_acquire("warm-up-" + std::to_string(0));  // connections open, scripts loaded
+  std::vector<long> before;
+  for (std::size_t i = 0; i < 3; ++i) before.push_back(redlock::testing::script_calls(m[i]));
+  BOOST_TEST(!c.try_acquire("cleanup").has_value());
+  BOOST_TEST(eventually([&] { return m[2].command({"EXISTS", "cleanup"}) == "0"; }));  // released where it applied
+  // (Twice when its grant arrives after the decision: late grants are released again.)
+  BOOST_TEST(eventually([&] { return redlock::testing::script_calls(m[2]) > before[2]; }));
+  std::this_thread::sleep_for(100ms);  // anything else in flight has arrived
+  BOOST_TEST(redlock::testing::script_calls(m[0]) == before[0]);
+  BOOST_TEST(redlock::testing::script_calls(m[1]) == before[1]);
+  for (std::size_t i : {0u, 1u}) BOOST_TEST(m[i].command({"GET", "cleanup"}) == "someone-else");
+}
