@@ -96,9 +96,9 @@ int main(int argc, char** argv) {
       s.nodes = split(nodes_arg);
       if (s.nodes.empty()) throw redlock::error(redlock::errc::empty_node_list, "--nodes lists no URI");
       s.storage = demo::parse_endpoint(s.nodes.front());
-      std::cout << "Using your " << s.nodes.size() << " masters; the storage is the first one. Every key the demo\n"
-                << "touches contains 'redlock-demo:'. "
-                << "Nothing is paused or killed on your masters: the fault parts are skipped.\n";
+      std::cout << "Using your " << s.nodes.size() << " masters; the first one also holds the storage keys. Every key\n"
+                << "the demo touches contains 'redlock-demo:'. Nothing is paused or killed on your masters:\n"
+                << "the fault parts are skipped.\n";
     }
   } catch (const std::exception& e) {
     std::cerr << "redlock-demo: " << e.what() << "\n";

@@ -32,10 +32,9 @@ std::string outcome(const boost::system::error_code& ec) {
 
 void fencing(setup& s, report& r) {
   heading("2. Fencing: a holder that stalls past its lease cannot overwrite newer work");
-  std::cout << "A lease can end while its holder is paused and unaware. Every fenced acquisition gets a larger\n"
-            << "token, and the storage (redlock::fenced_store, on " << s.storage.uri
-            << ") refuses a write whose token\n"
-            << "is older than one it has already seen.\n";
+  std::cout << "A lease can end while its holder is paused and unaware of it. Each fenced acquisition gets a\n"
+            << "larger token, and the storage refuses a write whose token is older than one it has seen\n"
+            << "(redlock::fenced_store, on " << s.storage.uri << ").\n";
   const std::string resource = "redlock-demo:fenced";
   // Same hash tag as fenced_store's own key for the resource ("{...}:fence:seen").
   const std::string data_key = "{" + resource + "}:data";

@@ -42,10 +42,10 @@ const char* state_name(redlock::node_state s) {
 }  // namespace
 
 void mutual_exclusion(setup& s, report& r, int workers, double seconds) {
-  heading("1. Mutual exclusion, with a master failing");
+  heading(s.faults() ? "1. Mutual exclusion, with a master failing" : "1. Mutual exclusion");
   std::cout << workers << " workers each loop: acquire the lock, GET the counter, wait 1 ms, SET it + 1, release.\n"
-            << "Without mutual exclusion increments would be lost; the counter lives on a Redis the masters\n"
-            << "do not depend on.\n";
+            << "Without mutual exclusion increments would be lost. The counter is on "
+            << (s.faults() ? "a separate Redis" : "your first master") << ".\n";
   if (!s.faults())
     std::cout << "(your masters: no faults are injected; with local masters, master 2 is paused, killed and "
                  "restarted)\n";
