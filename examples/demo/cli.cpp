@@ -152,6 +152,7 @@ class cli_runner {
   cli_runner(std::string path, const std::vector<std::string>& nodes)
       : path_(std::move(path)), quorum_(nodes.size() / 2 + 1) {
     for (auto& n : nodes) nodes_ += (nodes_.empty() ? "" : ",") + n;
+    // The caller's own REDLOCK_* settings (REDLOCK_TOKEN, ...) stay out of the demo's commands.
     for (char** e = environ; *e; ++e)
       if (std::strncmp(*e, "REDLOCK_", 8) != 0) env_.emplace_back(*e);
     env_.push_back("REDLOCK_NODES=" + nodes_);
