@@ -60,6 +60,16 @@ std::uint16_t free_port() {
   return ntohs(addr.sin_port);
 }
 
+redisReply* command_argv(redisContext* c, const std::vector<std::string>& argv) {
+  std::vector<const char*> args;
+  std::vector<size_t> lens;
+  for (auto& a : argv) {
+    args.push_back(a.data());
+    lens.push_back(a.size());
+  }
+  return static_cast<redisReply*>(redisCommandArgv(c, int(args.size()), args.data(), lens.data()));
+}
+
 std::string join_uris(const std::vector<const redis_process*>& servers) {
   std::string out;
   for (auto* s : servers) {
@@ -226,13 +236,7 @@ std::string redis_process::command(const std::vector<std::string>& argv) const {
     throw std::runtime_error("redis_process::command: cannot connect to port " + std::to_string(port_));
   }
   redisSetTimeout(c, tv);
-  std::vector<const char*> args;
-  std::vector<size_t> lens;
-  for (auto& a : argv) {
-    args.push_back(a.data());
-    lens.push_back(a.size());
-  }
-  auto* r = static_cast<redisReply*>(redisCommandArgv(c, int(args.size()), args.data(), lens.data()));
+  auto* r = command_argv(c, argv);
   if (!r) {
     redisFree(c);
     throw std::runtime_error("redis_process::command: no reply");

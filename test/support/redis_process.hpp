@@ -10,6 +10,9 @@
 #include <vector>
 #include <sys/types.h>
 
+struct redisContext;  // hiredis
+struct redisReply;
+
 namespace redlock::testing {
 
 struct redis_options {
@@ -58,6 +61,11 @@ class redis_process {
 
 // A loopback TCP port that was free a moment ago (bind to port 0, read, close).
 std::uint16_t free_port();
+
+// Sends one command (binary-safe arguments) on a blocking hiredis context.
+// The caller frees the reply with freeReplyObject; nullptr when the
+// connection failed (see c->errstr).
+redisReply* command_argv(redisContext* c, const std::vector<std::string>& argv);
 
 // Comma-joined URIs of a set of servers.
 std::string join_uris(const std::vector<const redis_process*>& servers);
