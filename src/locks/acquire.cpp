@@ -269,8 +269,9 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     });
   }
 
-  // Retry as soon as the holder releases, not after the whole delay. A fair
-  // waiter wakes only when named as the queue's head (or nobody is queued).
+  // Retry as soon as the holder releases, not after the whole delay (docs/
+  // algorithm.md, section 10): mutex and reentrant waiters once the release
+  // is known on a quorum, a fair waiter when its client's channel names it.
   void watch_releases() {
     if (watch_id_) return;
     bool fair = options_.kind == lock_kind::fair;

@@ -55,20 +55,26 @@ void fanout::encode(std::string& out, bool with_body) const {
   append_command(out, argv.data(), argv.size());
 }
 
+std::string fanout::begin_round(const client_impl& client) {
+  started_at_ = now();
+  sent_real_ = steady::now();
+  deadline_ = sent_real_ + client.options.node_timeout;
+  // One encoding, written to every master the round goes to.
+  std::string command;
+  encode(command, false);
+  return command;
+}
+
 void fanout::start() {
-  std::vector<std::uint32_t> all(outcomes_.size());
-  for (std::uint32_t i = 0; i < all.size(); ++i) all[i] = i;
-  start_on(all);
+  auto client = client_.lock();
+  auto command = begin_round(*client);
+  sink_ptr self(this);
+  for (std::uint32_t i = 0; i < outcomes_.size(); ++i) client->nodes[i]->send(command, deadline_, self, i);
 }
 
 void fanout::start_on(const std::vector<std::uint32_t>& nodes) {
   auto client = client_.lock();
-  started_at_ = now();
-  sent_real_ = steady::now();
-  deadline_ = sent_real_ + client->options.node_timeout;
-  // One encoding, written to every master.
-  std::string command;
-  encode(command, false);
+  auto command = begin_round(*client);
   sink_ptr self(this);
   for (auto i : nodes) client->nodes[i]->send(command, deadline_, self, i);
 }

@@ -73,6 +73,8 @@ class fanout final : public reply_sink {
 
  private:
   void encode(std::string& out, bool with_body) const;
+  /// Stamps the round's start and deadline; returns the encoded command.
+  std::string begin_round(const client_impl& client);
   void maybe_decide();
   steady_time now() const;
 
