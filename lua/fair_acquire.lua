@@ -3,9 +3,12 @@
 -- (ties broken by the member name), so all masters agree on who is first.
 -- KEYS[1] lock key (hash), KEYS[2] fence counter key,
 -- KEYS[3] wait queue (zset: score = enqueue score), KEYS[4] waiter deadlines
--- (zset: score = server time in ms after which the waiter is stale)
+-- (zset: score = server time in ms after which the waiter is stale),
+-- KEYS[5] hand-over terms (hash: owner field -> '<poll id> <ttl ms>')
 -- ARGV[1] owner field, ARGV[2] ttl ms, ARGV[3] '1' to draw a fence counter,
--- ARGV[4] 'first' or 'reenter', ARGV[5] enqueue score, ARGV[6] waiter timeout ms
+-- ARGV[4] 'first' or 'reenter', ARGV[5] enqueue score, ARGV[6] waiter timeout ms,
+-- ARGV[7] this poll's id, or '' when the waiter cannot be handed the lock
+-- (a fenced one, which must draw its counter itself)
 -- Returns 'OK' or the fence counter when granted; when queued, -1 - our rank
 -- in line (-1: first, but the lock is held), so a waiter far back can poll
 -- less often.
@@ -20,6 +23,7 @@ local stale = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now)
 for _, w in ipairs(stale) do
   redis.call('ZREM', KEYS[3], w)
   redis.call('ZREM', KEYS[4], w)
+  redis.call('HDEL', KEYS[5], w)
 end
 local ours = kind == 'hash' and redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1
 if ARGV[4] == 'reenter' then
@@ -32,12 +36,18 @@ end
 -- lock is free here: if this attempt misses its quorum, we must still be in
 -- line on this master, ahead of everyone who asked later. The score is the
 -- same in every poll of one acquisition (a later acquisition replaces it);
--- our deadline is refreshed. Both keys expire on their own once nobody has
--- polled for two waiter timeouts.
+-- our deadline is refreshed, and with it the terms on which a release may
+-- hand us the lock (reentrant_release.lua): the id of this poll, whose send
+-- time bounds the hand-over's validity on the client, and our ttl. The keys
+-- expire on their own once nobody has polled for two waiter timeouts.
 redis.call('ZADD', KEYS[3], ARGV[5], ARGV[1])
 redis.call('ZADD', KEYS[4], now + tonumber(ARGV[6]), ARGV[1])
-redis.call('PEXPIRE', KEYS[3], 2 * tonumber(ARGV[6]))
-redis.call('PEXPIRE', KEYS[4], 2 * tonumber(ARGV[6]))
+if ARGV[7] ~= '' then
+  redis.call('HSET', KEYS[5], ARGV[1], ARGV[7] .. ' ' .. ARGV[2])
+else
+  redis.call('HDEL', KEYS[5], ARGV[1])
+end
+for i = 3, 5 do redis.call('PEXPIRE', KEYS[i], 2 * tonumber(ARGV[6])) end
 local head = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
 if ours or (kind == 'none' and head == ARGV[1]) then
   -- Granted here, but the waiter keeps its place in line until it has won a

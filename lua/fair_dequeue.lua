@@ -1,17 +1,19 @@
--- A fair-lock waiter leaves the queue on one master: it gave up, or it won a
--- quorum (granted masters keep it until then, see fair_acquire.lua).
--- KEYS[1] wait queue, KEYS[2] waiter deadlines, KEYS[3] lock key
--- ARGV[1] owner field, ARGV[2] release channel, ARGV[3] '1' to tell the new
--- head when the lock is free here (a waiter that gave up may have been the
--- head, and no release will announce its successor)
+-- A fair-lock waiter that won a quorum leaves the queue on one master
+-- (granted masters keep it in line until then, see fair_acquire.lua). A
+-- waiter that gives up leaves through reentrant_release.lua instead, which
+-- also passes the lock on.
+-- KEYS[1] wait queue, KEYS[2] waiter deadlines, KEYS[3] hand-over terms,
+-- KEYS[4] lock key
+-- ARGV[1] owner field, ARGV[2] ttl ms to extend our hold to where we hold the
+-- lock ('' to leave it): a lock handed over by a release lives only until the
+-- head's queue deadline, so that a head that died in line costs no more than
+-- its queue timeout; the winner confirms it here.
+-- Returns 1 when our hold was found (and extended) here, else 0.
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
-if ARGV[3] == '1' and redis.call('EXISTS', KEYS[3]) == 0 then
-  local head = redis.call('ZRANGE', KEYS[1], 0, 0)[1]
-  if head then
-    -- The head's client listens on the channel suffixed with its client id
-    -- (the part of the owner field before the first ':').
-    redis.call('PUBLISH', ARGV[2] .. ':' .. string.match(head, '^[^:]*'), head)
-  end
+redis.call('HDEL', KEYS[3], ARGV[1])
+if ARGV[2] ~= '' and redis.call('HEXISTS', KEYS[4], ARGV[1]) == 1 then
+  redis.call('PEXPIRE', KEYS[4], ARGV[2])
+  return 1
 end
-return 1
+return 0

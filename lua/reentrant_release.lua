@@ -1,38 +1,71 @@
--- Release one level of a reentrant or fair lock on one master.
--- KEYS[1] lock key (hash), KEYS[2] wait queue, KEYS[3] waiter deadlines
--- (fair locks; absent otherwise)
+-- Release one level of a reentrant or fair lock on one master; also how a
+-- fair waiter that gives up leaves for good.
+-- KEYS[1] lock key (hash), KEYS[2] wait queue, KEYS[3] waiter deadlines,
+-- KEYS[4] hand-over terms (fair locks; absent, so empty, otherwise)
 -- ARGV[1] owner field, ARGV[2] release channel, ARGV[3] '1' for the last level,
--- ARGV[4] '1' for a holder's release: leave the queue and wake the next
--- waiter; '0' when cleaning up an abandoned attempt (keep our place in line,
--- wake nobody); ARGV[5] this release's id (the message, so that a waiter
--- acts once on the copies every master sends)
+-- ARGV[4] '1' when leaving for good (a holder's last release, or a fair
+-- waiter giving up): leave the queue and pass the lock on; '0' when cleaning
+-- up an abandoned attempt (keep our place in line, wake nobody); ARGV[5]
+-- this release's id (the message, so that a waiter acts once on the copies
+-- every master sends)
 -- The client's own hold count decides which level is the last: counts on the
 -- masters may differ after failed re-entries, so the last release deletes
 -- whatever count is left, and earlier ones never go below 1.
--- Returns 1 when our hold was found here, 0 otherwise (nothing changed).
-local last_by_holder = ARGV[3] == '1' and ARGV[4] == '1'
-if last_by_holder then
-  -- A holder leaves the fair queue on every master, also where it does not
-  -- hold the lock (its leave at grant time may not have reached this one):
-  -- a stale entry would let its next acquisition jump the line here.
+-- Returns 1 when our hold was found here, 0 otherwise.
+local leaving = ARGV[3] == '1' and ARGV[4] == '1'
+
+-- The lock is free here: hand it to the head of the queue when the head left
+-- terms (a poll id and a ttl, see fair_acquire.lua), else wake the head's
+-- client (on the channel suffixed with its client id, the part of the owner
+-- field before the first ':'), else, with `announce`, tell every waiter.
+local function pass_on(announce)
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  -- A stale head would be handed a lock nobody uses.
+  for _, w in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
+    redis.call('ZREM', KEYS[2], w)
+    redis.call('ZREM', KEYS[3], w)
+    redis.call('HDEL', KEYS[4], w)
+  end
+  local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+  if not head then
+    if announce then redis.call('PUBLISH', ARGV[2], ARGV[5]) end
+    return
+  end
+  local channel = ARGV[2] .. ':' .. string.match(head, '^[^:]*')
+  local terms = redis.call('HGET', KEYS[4], head)
+  local deadline = tonumber(redis.call('ZSCORE', KEYS[3], head))
+  if terms and deadline then
+    local poll, ttl = string.match(terms, '^(%S+) (%d+)$')
+    -- Held no longer than the head would stay in line without polling: a
+    -- head that died there costs the queue only its queue timeout. Its
+    -- client extends the hold to its ttl once it has won (fair_dequeue.lua).
+    ttl = math.min(tonumber(ttl), deadline - now)
+    redis.call('HSET', KEYS[1], head, 1)
+    redis.call('PEXPIRE', KEYS[1], ttl)
+    redis.call('PUBLISH', channel, '+' .. poll .. ' ' .. head)
+  else
+    redis.call('PUBLISH', channel, head)
+  end
+end
+
+if leaving then
+  -- Leave the fair queue on every master, also where we do not hold the
+  -- lock (a holder's leave at grant time may not have reached this one): a
+  -- stale entry would let our next acquisition jump the line here.
   redis.call('ZREM', KEYS[2], ARGV[1])
   redis.call('ZREM', KEYS[3], ARGV[1])
+  redis.call('HDEL', KEYS[4], ARGV[1])
 end
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
+  -- A waiter giving up may have been first in line where the lock is free,
+  -- with no release to come that names the next head.
+  if leaving and redis.call('EXISTS', KEYS[1]) == 0 then pass_on(false) end
   return 0
 end
 if ARGV[3] == '1' then
   redis.call('DEL', KEYS[1])
-  if last_by_holder then
-    local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
-    if head then
-      -- Fair: wake only the head, on its client's own channel (suffixed with
-      -- the client id, the part of the owner field before the first ':').
-      redis.call('PUBLISH', ARGV[2] .. ':' .. string.match(head, '^[^:]*'), head)
-    else
-      redis.call('PUBLISH', ARGV[2], ARGV[5])
-    end
-  end
+  if leaving then pass_on(true) end
   return 1
 end
 if tonumber(redis.call('HGET', KEYS[1], ARGV[1])) > 1 then

@@ -54,6 +54,11 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   std::string fair_wake_channel(const std::string& key) const { return channel(key) + ":" + client_id; }
   static std::string queue_key(const std::string& key) { return "{" + key + "}:queue"; }
   static std::string queue_deadlines_key(const std::string& key) { return "{" + key + "}:timeout"; }
+  /// Fair waiters' terms for being handed the lock by a release (poll id, ttl).
+  static std::string queue_terms_key(const std::string& key) { return "{" + key + "}:terms"; }
+  /// Ids of fair polls, unique in this client: a lock handed over names the
+  /// poll whose send time bounds its validity.
+  std::uint64_t next_poll_id = 1;
 
   void shutdown();
 

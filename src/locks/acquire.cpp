@@ -1,6 +1,7 @@
 // Acquisition of every lock kind: the RedLock round, validity, the fencing
 // raise round, release of failed attempts, jittered retries woken early by
-// release messages, re-entry of reentrant/fair holds, and the fair queue.
+// release messages, re-entry of reentrant/fair holds, and the fair queue,
+// whose head a release hands the lock to (docs/algorithm.md, section 11).
 #include "kinds.hpp"
 #include "lease/watchdog.hpp"
 #include "operations.hpp"
@@ -16,6 +17,8 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
+#include <deque>
 #include <optional>
 #include <utility>
 
@@ -42,6 +45,8 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
         queue_score_(static_cast<double>(
             std::chrono::duration_cast<std::chrono::microseconds>(asked_at.time_since_epoch()).count())) {
     if (is_hash_kind(options_.kind)) token_ = client_->client_id + ":" + options_.owner;
+    handed_.resize(client_->nodes.size());
+    first_valid_poll_.resize(client_->nodes.size());
   }
 
   void start() {
@@ -72,7 +77,12 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     if (auto& obs = client_->options.observer) obs->on_acquire_attempt(name_, attempts_);
     if (options_.kind == lock_kind::mutex) token_ = client_->new_token();
     acquire_request req{options_.kind,   key_, token_, options_.ttl, options_.fenced && !held_, held_ != nullptr,
-                        queue_score_, options_.queue_timeout};
+                        queue_score_, options_.queue_timeout, {}};
+    std::uint64_t poll_id = 0;
+    if (may_be_handed_the_lock()) {
+      poll_id = client_->next_poll_id++;
+      req.poll_id = std::to_string(poll_id);
+    }
     auto round = acquire_round(client_, req, [self = shared_from_this()](fanout& f) { self->on_decided(f); });
     // A grant that lands after this attempt was abandoned must be released
     // again: the first release may have run before it on that master.
@@ -91,16 +101,25 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
         release_abandoned(self->client_, self->options_.kind, self->key_, token, {node});
     });
     abandoned_ = false;
+    // A fair poll that fails is only followed by waiting in line: hear every
+    // master first, so that cleaning up does not release (and so void the
+    // hand-over terms, see on_handed) where it was merely queued.
+    if (poll_id) round->settle_failure();
     round->start();
+    if (poll_id) {
+      polls_.emplace_back(poll_id, round->started_at());
+      if (polls_.size() > 32) polls_.pop_front();
+    }
   }
 
   void on_decided(fanout& f) {
+    if (done_) return;  // a release handed us the lock while this poll was in flight
     if (held_) return on_reentry_decided(f);
     error_code why;
     if (f.succeeded()) {
       if (has_validity_left(f.started_at(), f.decided_at())) {
-        if (cancelled_) return abandon_attempt({}, f);
-        if (!options_.fenced) return complete({}, make_lock(f, f.started_at(), std::nullopt));
+        if (cancelled_) return abandon_attempt({}, may_hold(f));
+        if (!options_.fenced) return complete({}, make_lock(f, std::nullopt));
         return start_raise(f);
       }
       why = errc::validity_expired;
@@ -109,7 +128,93 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
       if (!why) why = errc::not_acquired;
     }
     if (options_.kind == lock_kind::fair) queue_rank_ = rank_in_line(f);
-    abandon_attempt(why, f);
+    if (may_be_handed_the_lock() && !cancelled_) {
+      // The masters this poll won and those a release handed us the lock on
+      // may make a quorum together.
+      for (std::uint32_t i = 0; i < f.outcomes().size(); ++i)
+        if (f.outcomes()[i].state == node_state::locked) note_handed(i, f.started_at());
+      if (won_by_hand_over()) return;
+    }
+    abandon_attempt(why, may_hold(f));
+  }
+
+  // The fair hand-over (docs/algorithm.md, section 11). A release that finds
+  // us first in line gives us the lock on its master and names the poll
+  // whose terms it used; the lock is ours once a quorum of masters did so.
+  // Not for fenced waiters: they draw their fence counter themselves.
+  bool may_be_handed_the_lock() const { return options_.kind == lock_kind::fair && !options_.fenced && !held_; }
+
+  void on_handed(std::uint32_t node, std::uint64_t poll_id) {
+    if (done_ || !may_be_handed_the_lock()) return;
+    std::optional<steady_time> sent;
+    if (poll_id >= first_valid_poll_[node])
+      for (auto& [id, at] : polls_)
+        if (id == poll_id) sent = at;
+    // A grant on terms from before we last released on that master: the
+    // release may have run before or after ours there. Not counted; the next
+    // poll finds out (and takes the lock there if it is ours).
+    if (!sent) return wake();
+    note_handed(node, *sent);
+    if (!won_by_hand_over() && handed_count_ >= client_->quorum) {
+      // A quorum, but too little validity left: give it all back, poll again.
+      abandon_handed();
+      wake();
+    }
+  }
+
+  // The master's hold lives at least until the poll it names was sent plus
+  // our ttl, or our queue timeout if shorter (reentrant_release.lua).
+  void note_handed(std::uint32_t node, steady_time poll_sent) {
+    if (handed_[node]) return;
+    handed_[node] = poll_sent;
+    ++handed_count_;
+  }
+
+  bool won_by_hand_over() {
+    if (handed_count_ < client_->quorum) return false;
+    steady_time earliest = steady_time::max();
+    for (auto& h : handed_)
+      if (h) earliest = std::min(earliest, *h);
+    auto held_for = std::min(options_.ttl, options_.queue_timeout);
+    auto valid_until = earliest + held_for - drift_allowance(options_.ttl, client_->options.drift_factor);
+    auto left = std::chrono::duration_cast<std::chrono::microseconds>(valid_until - client_->now());
+    if (left <= std::chrono::microseconds(options_.min_validity) || left <= std::chrono::microseconds(0)) return false;
+    if (cancelled_) {
+      abandon_handed();
+      complete(asio::error::operation_aborted, {});
+      return true;
+    }
+    std::vector<node_result> nodes;
+    for (std::uint32_t i = 0; i < handed_.size(); ++i)
+      nodes.push_back({client_->nodes[i]->display(), handed_[i] ? node_state::locked : node_state::pending, {}, {}});
+    if (waiting_) timer_->cancel();
+    complete({}, make_lock(valid_until, std::nullopt, std::move(nodes), held_for < options_.ttl));
+    return true;
+  }
+
+  void abandon_handed() {
+    std::vector<std::uint32_t> nodes;
+    for (std::uint32_t i = 0; i < handed_.size(); ++i)
+      if (handed_[i]) nodes.push_back(i);
+    release_abandoned(client_, options_.kind, key_, token_, nodes);
+    forget_handed(nodes);
+  }
+
+  // We release on these masters (every one we counted a grant on): a grant
+  // there counts again only if it names a poll sent after this release
+  // (FIFO on the connection: that poll, and so that grant, ran after it).
+  void forget_handed(const std::vector<std::uint32_t>& released) {
+    std::fill(handed_.begin(), handed_.end(), std::nullopt);
+    handed_count_ = 0;
+    for (auto n : released) first_valid_poll_[n] = client_->next_poll_id;
+  }
+
+  // Poll now: at once if we are between polls, else right after this one.
+  void wake() {
+    if (waiting_)
+      timer_->cancel();  // the timer's handler retries now
+    else
+      woken_ = true;  // an attempt is in flight: retry at once if it fails
   }
 
   // How many waiters are ahead of us on a quorum of masters (the quorum-th
@@ -154,9 +259,13 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   // refuse it, including the ones that did not answer (their SET may still
   // apply; FIFO order on the connection puts our release after it). Then
   // retry or give up.
-  void abandon_attempt(error_code why, const fanout& attempt) {
+  void abandon_attempt(error_code why, std::vector<std::uint32_t> nodes) {
     abandoned_ = true;
-    release_abandoned(client_, options_.kind, key_, token_, may_hold(attempt));
+    // Grants a release handed us are given back too.
+    for (std::uint32_t i = 0; i < handed_.size(); ++i)
+      if (handed_[i] && std::find(nodes.begin(), nodes.end(), i) == nodes.end()) nodes.push_back(i);
+    forget_handed(nodes);
+    release_abandoned(client_, options_.kind, key_, token_, nodes);
     if (cancelled_) return complete(asio::error::operation_aborted, {});
     retry_or_fail(why);
   }
@@ -183,20 +292,34 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
       // The token is only as good as the time left: the whole acquisition,
       // raise round included, must fit in the validity window.
       if (has_validity_left(started, raise.decided_at())) {
-        if (cancelled_) return abandon_attempt({}, acquired);
-        return complete({}, make_lock(acquired, started, token_value));
+        if (cancelled_) return abandon_attempt({}, may_hold(acquired));
+        return complete({}, make_lock(acquired, token_value));
       }
       why = errc::validity_expired;
     } else {
       why = raise.failure();
       if (!why) why = errc::not_acquired;
     }
-    abandon_attempt(why, acquired);
+    abandon_attempt(why, may_hold(acquired));
   }
 
   // `fence` is the T that was raised: never recompute it from the acquisition
   // round, whose late replies may carry larger counters nobody raised.
-  lock make_lock(const fanout& f, steady_time started, std::optional<std::uint64_t> fence) {
+  lock make_lock(const fanout& f, std::optional<std::uint64_t> fence) {
+    std::vector<node_result> nodes;
+    nodes.reserve(f.outcomes().size());
+    for (std::size_t i = 0; i < f.outcomes().size(); ++i) {
+      auto& o = f.outcomes()[i];
+      nodes.push_back({client_->nodes[i]->display(), o.state, o.error, o.latency});
+    }
+    auto drift = drift_allowance(options_.ttl, client_->options.drift_factor);
+    return make_lock(f.started_at() + options_.ttl - drift, fence, std::move(nodes), false);
+  }
+
+  // `confirm`: the masters hold it only until our queue deadline (a hand-over);
+  // leaving the queue extends it to the ttl, and the validity with it.
+  lock make_lock(steady_time valid_until, std::optional<std::uint64_t> fence, std::vector<node_result> nodes,
+                 bool confirm) {
     auto s = std::make_shared<lock_state>();
     s->name = name_;
     s->key = key_;
@@ -205,25 +328,30 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     s->clock = client_->options.clock;
     s->owner = client_.get();
     s->kind = options_.kind;
-    auto drift = drift_allowance(options_.ttl, client_->options.drift_factor);
-    s->set_valid_until(started + options_.ttl - drift);
+    s->set_valid_until(valid_until);
     s->fence = fence;
+    s->nodes = std::move(nodes);
     if (is_hash_kind(options_.kind)) {
       s->registry_key = registry_key();
       client_->held[s->registry_key] = s;
     }
     // Granted at quorum: masters that did not grant it may still queue us
     // (ahead of others there). Leave every queue now, not at the sweep.
-    if (options_.kind == lock_kind::fair) leave_queue(client_, key_, token_, false);
+    if (options_.kind == lock_kind::fair) {
+      std::optional<milliseconds> extend_to;
+      if (confirm) extend_to = options_.ttl;
+      auto drift = drift_allowance(options_.ttl, client_->options.drift_factor);
+      leave_queue(client_, key_, token_, extend_to, [weak = std::weak_ptr<lock_state>(s), confirm, drift](fanout& f) {
+        auto state = weak.lock();
+        if (!confirm || !state || !f.succeeded()) return;
+        auto extended = f.started_at() + state->ttl - drift;
+        if (extended > state->get_valid_until()) state->set_valid_until(extended);
+      });
+    }
     if (options_.renew) {
       s->on_lost = options_.on_lost;
       s->dog = std::make_shared<watchdog>(client_, s, options_.renew_fraction);
       s->dog->start();
-    }
-    s->nodes.reserve(f.outcomes().size());
-    for (std::size_t i = 0; i < f.outcomes().size(); ++i) {
-      auto& o = f.outcomes()[i];
-      s->nodes.push_back({client_->nodes[i]->display(), o.state, o.error, o.latency});
     }
     return lock(std::move(s));
   }
@@ -255,6 +383,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     waiting_ = true;
     timer_->async_wait([self = shared_from_this()](error_code) {
       self->waiting_ = false;
+      if (self->done_) return;  // handed the lock while waiting
       if (self->cancelled_) return self->complete(asio::error::operation_aborted, {});
       self->attempt();
     });
@@ -276,10 +405,19 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     if (watch_id_) return;
     bool fair = options_.kind == lock_kind::fair;
     channel_ = fair ? client_->fair_wake_channel(key_) : client_impl::channel(key_);
-    watch_id_ = client_->listener.watch(channel_, [weak = weak_from_this()](std::string_view payload) {
+    watch_id_ = client_->listener.watch(channel_, [weak = weak_from_this()](std::uint32_t node,
+                                                                               std::string_view payload) {
       auto self = weak.lock();
       if (!self || self->done_) return;
       if (self->options_.kind == lock_kind::fair) {
+        // '+<poll id> <field>': that master handed the lock to its head.
+        if (payload.starts_with('+')) {
+          auto space = payload.find(' ');
+          std::uint64_t poll_id = 0;
+          if (space == std::string_view::npos || payload.substr(space + 1) != self->token_) return;
+          std::from_chars(payload.data() + 1, payload.data() + space, poll_id);
+          return self->on_handed(node, poll_id);
+        }
         // Only the head is named, so the first copy may wake it: if the
         // others have not released yet, the next copy retries it again.
         if (payload != self->token_) return;  // another of this client's waiters is first
@@ -288,10 +426,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
         // lock is free on a quorum only fails, and once per copy per waiter.
         return;
       }
-      if (self->waiting_)
-        self->timer_->cancel();  // the timer's handler retries now
-      else
-        self->woken_ = true;  // an attempt is in flight: retry at once if it fails
+      self->wake();
     });
   }
 
@@ -318,8 +453,10 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     if (done_) return;
     done_ = true;
     if (watch_id_) client_->listener.unwatch(channel_, watch_id_);
-    // A fair waiter that gives up must not stay in the queue.
-    if (ec && options_.kind == lock_kind::fair && !held_) leave_queue(client_, key_, token_, true);
+    // A fair waiter that gives up must not stay in the queue, nor keep a
+    // hold a release handed it that it did not count; it passes the lock on.
+    if (ec && options_.kind == lock_kind::fair && !held_)
+      release_round(client_, options_.kind, key_, token_, true, true, [](fanout&) {})->start();
     if (auto& obs = client_->options.observer)
       obs->on_acquire_result(name_, ec, std::chrono::duration_cast<std::chrono::microseconds>(
                                             std::chrono::steady_clock::now() - started_));
@@ -337,6 +474,12 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   std::shared_ptr<lock_state> held_;    // reentrant/fair: this owner's current hold
   double queue_score_ = 0;
   std::size_t queue_rank_ = 0;  // fair: waiters ahead of us at the last attempt
+  // Fair hand-over: per master, the send time of the poll a release named
+  // when it handed us the lock there (since our last abandonment).
+  std::vector<std::optional<steady_time>> handed_;
+  std::size_t handed_count_ = 0;
+  std::vector<std::uint64_t> first_valid_poll_;  // per master: grants naming earlier polls are not counted
+  std::deque<std::pair<std::uint64_t, steady_time>> polls_;  // recent polls: id, send time
   struct release_news {
     std::string id;
     std::size_t copies = 0;  // masters that announced it

@@ -62,8 +62,10 @@ round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquir
       std::snprintf(score, sizeof score, "%.0f", req.queue_score);
       return round_ptr(new fanout(
           client, scripts::fair_acquire,
-          {req.key, fence, client_impl::queue_key(req.key), client_impl::queue_deadlines_key(req.key)},
-          {req.token, ttl, fenced, mode, score, std::to_string(req.queue_timeout.count())}, classify_fair_grant,
+          {req.key, fence, client_impl::queue_key(req.key), client_impl::queue_deadlines_key(req.key),
+           client_impl::queue_terms_key(req.key)},
+          {req.token, ttl, fenced, mode, score, std::to_string(req.queue_timeout.count()), req.poll_id},
+          classify_fair_grant,
           std::move(done)));
     }
   }
@@ -80,7 +82,8 @@ round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind ki
   // fresh id instead, so waiters can tell this release from the next.
   auto release_id = wake && last ? client->new_token() : std::string();
   return round_ptr(new fanout(client, scripts::reentrant_release,
-                              {key, client_impl::queue_key(key), client_impl::queue_deadlines_key(key)},
+                              {key, client_impl::queue_key(key), client_impl::queue_deadlines_key(key),
+                               client_impl::queue_terms_key(key)},
                               {token, client_impl::channel(key), last ? "1" : "0", publish, release_id},
                               classify_one_zero, std::move(done)));
 }
@@ -116,11 +119,12 @@ void undo_reentry(const std::shared_ptr<client_impl>& client, const std::string&
 }
 
 void leave_queue(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& field,
-                 bool wake_next) {
+                 std::optional<milliseconds> extend_to, fanout::decided_fn done) {
   round_ptr round(new fanout(client, scripts::fair_dequeue,
-                             {client_impl::queue_key(key), client_impl::queue_deadlines_key(key), key},
-                             {field, client_impl::channel(key), wake_next ? "1" : "0"}, classify_one_zero,
-                             [](fanout&) {}));
+                             {client_impl::queue_key(key), client_impl::queue_deadlines_key(key),
+                              client_impl::queue_terms_key(key), key},
+                             {field, extend_to ? std::to_string(extend_to->count()) : std::string()},
+                             classify_one_zero, std::move(done)));
   round->start();
 }
 

@@ -7,6 +7,8 @@
 #include "client/client_impl.hpp"
 #include "quorum/fanout.hpp"
 
+#include <optional>
+
 namespace redlock::detail {
 
 using round_ptr = boost::intrusive_ptr<fanout>;
@@ -26,6 +28,7 @@ struct acquire_request {
   bool reenter = false;
   double queue_score = 0;  // fair: the same on every master
   milliseconds queue_timeout{0};
+  std::string poll_id;  // fair: this poll's id; empty: never hand this waiter the lock
 };
 round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquire_request& req, fanout::decided_fn done);
 
@@ -43,10 +46,12 @@ void check_key_types(const std::shared_ptr<client_impl>& client, const std::stri
 void undo_reentry(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& field,
                   const std::vector<std::uint32_t>& nodes);
 
-/// A fair-lock waiter leaves the queue everywhere: it won a quorum, or it gave
-/// up (`wake_next`: tell the new head where the lock is free).
+/// A fair-lock waiter that won a quorum leaves the queue everywhere; with
+/// `extend_to`, it also extends its hold to that ttl where it holds the lock
+/// ("yes"), confirming a hold a release handed over for its queue deadline
+/// only. (A waiter that gives up leaves by a release, which passes the lock on.)
 void leave_queue(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& field,
-                 bool wake_next);
+                 std::optional<milliseconds> extend_to, fanout::decided_fn done);
 
 /// The masters where an attempt may have applied: all but those that refused
 /// it (a refusal is final: that attempt's write did not happen there and

@@ -113,7 +113,8 @@ void fanout::maybe_decide() {
   if (decided_) return;
   std::size_t n = outcomes_.size();
   bool all = yes_ + no_ + failed_ == n;
-  bool done = wait_all_ ? all : (yes_ >= quorum_ || no_ + failed_ > n - quorum_ || all);
+  bool lost = no_ + failed_ > n - quorum_ && !settle_failure_;
+  bool done = wait_all_ ? all : (yes_ >= quorum_ || lost || all);
   if (!done) return;
   decided_ = true;
   decided_at_ = now();

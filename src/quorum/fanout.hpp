@@ -52,6 +52,10 @@ class fanout final : public reply_sink {
   /// Decide only when every master answered or timed out (for reads that
   /// want each master's view, not a quorum).
   void wait_for_all() { wait_all_ = true; }
+  /// Decide success at quorum as usual, but a failure only once every master
+  /// answered or timed out: then the masters that "may hold" it are only those
+  /// that granted, erred or timed out, not the ones merely slower to refuse.
+  void settle_failure() { settle_failure_ = true; }
 
   /// Called for each "yes" that arrives after the decision (a late grant, for
   /// example from a NOSCRIPT fallback that ran after a release was queued).
@@ -96,6 +100,7 @@ class fanout final : public reply_sink {
   std::size_t yes_ = 0, no_ = 0, failed_ = 0;
   bool decided_ = false;
   bool wait_all_ = false;
+  bool settle_failure_ = false;
   steady_time started_at_{}, decided_at_{};
   std::chrono::steady_clock::time_point sent_real_{};
   std::chrono::steady_clock::time_point deadline_{};

@@ -8,12 +8,13 @@ void release_listener::ensure_connections() {
   if (!subscribers_.empty()) return;
   // Callbacks hold the client weakly: the connections may outlive it.
   std::weak_ptr<client_impl> weak = client_.shared_from_this();
-  for (auto& node : client_.nodes) {
-    auto sub = std::make_shared<connection>(client_.strand, node->address(), client_.options, client_.tls.get());
+  for (std::uint32_t i = 0; i < client_.nodes.size(); ++i) {
+    auto sub =
+        std::make_shared<connection>(client_.strand, client_.nodes[i]->address(), client_.options, client_.tls.get());
     std::weak_ptr<connection> weak_sub = sub;
     sub->enable_push(
-        [weak](const redisReply& r) {
-          if (auto c = weak.lock()) c->listener.on_push(r);
+        [weak, i](const redisReply& r) {
+          if (auto c = weak.lock()) c->listener.on_push(i, r);
         },
         [weak, weak_sub] {
           // (Re)connected: subscribe to every channel someone watches.
@@ -37,6 +38,7 @@ void release_listener::send_to_all(const std::string& command) {
 release_listener::waiter_id release_listener::watch(const std::string& channel, wake_fn wake) {
   ensure_connections();
   auto [it, fresh] = watchers_.try_emplace(channel);
+  idle_since_.erase(channel);
   auto id = next_id_++;
   it->second.emplace(id, std::move(wake));
   if (fresh) {
@@ -52,13 +54,43 @@ void release_listener::unwatch(const std::string& channel, waiter_id id) {
   if (it == watchers_.end()) return;
   it->second.erase(id);
   if (!it->second.empty()) return;
-  watchers_.erase(it);
-  std::string cmd;
-  append_command(cmd, {"UNSUBSCRIBE", channel});
-  send_to_all(cmd);
+  idle_since_[channel] = std::chrono::steady_clock::now();
+  schedule_sweep();
 }
 
-void release_listener::on_push(const redisReply& r) {
+void release_listener::schedule_sweep() {
+  if (sweep_pending_) return;
+  if (!sweep_) sweep_.emplace(client_.strand);
+  sweep_pending_ = true;
+  sweep_->expires_after(linger);
+  sweep_->async_wait([weak = std::weak_ptr<client_impl>(client_.shared_from_this())](boost::system::error_code ec) {
+    auto c = weak.lock();
+    if (!c) return;
+    c->listener.sweep_pending_ = false;
+    if (!ec) c->listener.unsubscribe_idle();
+  });
+}
+
+void release_listener::unsubscribe_idle() {
+  auto cutoff = std::chrono::steady_clock::now() - linger;
+  std::vector<std::string_view> argv{"UNSUBSCRIBE"};
+  std::vector<std::string> gone;
+  for (auto& [channel, since] : idle_since_)
+    if (since <= cutoff) gone.push_back(channel);
+  for (auto& channel : gone) {
+    idle_since_.erase(channel);
+    watchers_.erase(channel);
+  }
+  if (!gone.empty()) {
+    for (auto& channel : gone) argv.push_back(channel);
+    std::string cmd;
+    append_command(cmd, argv.data(), argv.size());
+    send_to_all(cmd);
+  }
+  if (!idle_since_.empty()) schedule_sweep();
+}
+
+void release_listener::on_push(std::uint32_t node, const redisReply& r) {
   // ["message", channel, payload]; subscribe confirmations are ignored.
   if (r.type != REDIS_REPLY_ARRAY || r.elements != 3) return;
   auto kind = reply_text(*r.element[0]);
@@ -69,11 +101,13 @@ void release_listener::on_push(const redisReply& r) {
   // Copy: a wake-up may unwatch (and so erase) while we iterate.
   std::vector<wake_fn> wakes;
   for (auto& [_, w] : it->second) wakes.push_back(w);
-  for (auto& w : wakes) w(payload);
+  for (auto& w : wakes) w(node, payload);
 }
 
 void release_listener::shutdown() {
   watchers_.clear();
+  idle_since_.clear();
+  if (sweep_) sweep_->cancel();
   for (auto& s : subscribers_) s->shutdown();
 }
 

@@ -1,11 +1,18 @@
 // Wake-ups for waiters: one subscriber connection per master per client,
 // channels multiplexed on it. A waiter watches its lock's release channel
 // and retries at once on a message instead of sleeping out its retry delay.
-// A channel is subscribed while someone watches it and unsubscribed after.
+// A channel is subscribed while someone watches it and unsubscribed about a
+// second after the last watcher left: a client that waits on the same lock
+// again and again (the common case under contention) keeps its subscription
+// instead of paying SUBSCRIBE and UNSUBSCRIBE on every master each time.
 #pragma once
 
 #include "connection/connection.hpp"
 
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
+#include <optional>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -20,28 +27,35 @@ class client_impl;
 class release_listener {
  public:
   using waiter_id = std::uint64_t;
-  using wake_fn = std::function<void(std::string_view payload)>;
+  /// `node`: the master the message came from.
+  using wake_fn = std::function<void(std::uint32_t node, std::string_view payload)>;
 
   explicit release_listener(client_impl& client) : client_(client) {}
 
+  /// How long a channel nobody watches stays subscribed.
+  static constexpr std::chrono::milliseconds linger{1000};
+
   /// Starts watching `channel` (subscribing on every master if it is new).
   waiter_id watch(const std::string& channel, wake_fn wake);
-  /// Stops; the last watcher of a channel unsubscribes it.
+  /// Stops; the channel is unsubscribed once nobody watched it for `linger`.
   void unwatch(const std::string& channel, waiter_id id);
-
-  /// Channels currently subscribed (for tests: no leak).
-  std::size_t channel_count() const noexcept { return watchers_.size(); }
 
   void shutdown();
 
  private:
   void ensure_connections();
   void send_to_all(const std::string& command);
-  void on_push(const redisReply& reply);
+  void on_push(std::uint32_t node, const redisReply& reply);
+  void schedule_sweep();
+  void unsubscribe_idle();
 
   client_impl& client_;
   std::vector<std::shared_ptr<connection>> subscribers_;
+  // Every subscribed channel; an empty map: nobody watches it since `idle_since_`.
   std::map<std::string, std::map<waiter_id, wake_fn>, std::less<>> watchers_;
+  std::map<std::string, std::chrono::steady_clock::time_point, std::less<>> idle_since_;
+  std::optional<boost::asio::steady_timer> sweep_;
+  bool sweep_pending_ = false;
   waiter_id next_id_ = 1;
 };
 

@@ -34,6 +34,13 @@ redlock::acquire_options fair(std::chrono::milliseconds wait = 0ms) {
   return o;
 }
 
+// Options for a client whose attempts `stats` counts.
+redlock::client_options counted(masters& m, const std::shared_ptr<redlock::counters>& stats) {
+  auto opts = m.options();
+  opts.observer = stats;
+  return opts;
+}
+
 std::size_t queued_on(redlock::testing::redis_process& s, const std::string& key) {
   auto n = s.command({"ZCARD", "{" + key + "}:queue"});
   return n.starts_with("ERR") ? 0 : std::stoul(n);
@@ -198,22 +205,31 @@ BOOST_AUTO_TEST_CASE(fair_holder_leaves_the_queue_also_where_it_did_not_hold_the
 }
 
 BOOST_AUTO_TEST_CASE(fair_crashed_waiter_is_swept_after_its_timeout) {
-  masters m(3);
-  redlock::client holder(m.options()), waiter(m.options());
-  auto held = holder.acquire("sweep", fair());
   // A "crashed" waiter: queued first on every master, never polls again.
-  for (std::size_t i = 0; i < 3; ++i)
-    m[i].command({"EVAL", std::string(redlock::detail::scripts::fair_acquire.body), "4", "sweep", "{sweep}:fence",
-                  "{sweep}:queue", "{sweep}:timeout", "ghost:0", "5000", "0", "first", "1", "600"});
-  BOOST_TEST(queued_on(m[0], "sweep") == 1u);
-  holder.release(held);
-  auto t0 = steady::now();
-  auto l = waiter.acquire("sweep", fair(5000ms));  // behind the ghost until it is swept
-  auto waited = steady::now() - t0;
-  BOOST_TEST((waited >= 300ms));   // the ghost was first in line for a while
-  BOOST_TEST((waited < 4000ms));   // but only about its timeout, not forever
-  BOOST_TEST(m[0].command({"ZSCORE", "{sweep}:queue", "ghost:0"}) == "(nil)");
-  waiter.release(l);
+  // Without hand-over terms (a fenced waiter) the release only names it;
+  // with them the release hands it the lock, but only until its queue
+  // deadline, not for its 5 s ttl.
+  for (std::string terms : {"", "7"}) {
+    BOOST_TEST_CONTEXT("poll id '" << terms << "'") {
+      masters m(3);
+      redlock::client holder(m.options()), waiter(m.options());
+      auto held = holder.acquire("sweep", fair());
+      for (std::size_t i = 0; i < 3; ++i)
+        m[i].command({"EVAL", std::string(redlock::detail::scripts::fair_acquire.body), "5", "sweep", "{sweep}:fence",
+                      "{sweep}:queue", "{sweep}:timeout", "{sweep}:terms", "ghost:0", "5000", "0", "first", "1", "600",
+                      terms});
+      BOOST_TEST(queued_on(m[0], "sweep") == 1u);
+      holder.release(held);
+      auto t0 = steady::now();
+      auto l = waiter.acquire("sweep", fair(5000ms));  // behind the ghost until it is swept
+      auto waited = steady::now() - t0;
+      BOOST_TEST((waited >= 300ms));  // the ghost was first in line for a while
+      BOOST_TEST((waited < 3000ms));  // but only about its timeout, not forever nor its ttl
+      BOOST_TEST(m[0].command({"ZSCORE", "{sweep}:queue", "ghost:0"}) == "(nil)");
+      BOOST_TEST(m[0].command({"HGET", "{sweep}:terms", "ghost:0"}) == "(nil)");
+      waiter.release(l);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(fair_waiter_that_gives_up_leaves_the_queue) {
@@ -290,8 +306,7 @@ BOOST_AUTO_TEST_CASE(fair_and_mutex_wakeups_do_not_spin_on_failed_attempts) {
     BOOST_TEST_CONTEXT("kind " << int(kind)) {
       masters m(3);
       auto stats = std::make_shared<redlock::counters>();
-      auto opts = m.options();
-      opts.observer = stats;
+      auto opts = counted(m, stats);
       redlock::client c(opts);
       for (std::size_t i : {0u, 1u}) {
         if (kind == lock_kind::mutex)
@@ -321,8 +336,7 @@ BOOST_AUTO_TEST_CASE(mutex_waiter_retries_once_when_a_release_has_reached_a_quor
   // It retries once, when a quorum has announced the release.
   masters m(3);
   auto stats = std::make_shared<redlock::counters>();
-  auto opts = m.options();
-  opts.observer = stats;
+  auto opts = counted(m, stats);
   redlock::client holder(m.options()), waiter(opts);
   redlock::acquire_options o;
   o.ttl = 10000ms;
@@ -360,8 +374,7 @@ BOOST_AUTO_TEST_CASE(fair_waiters_far_back_poll_less_often) {
   std::vector<std::thread> threads;
   for (int i = 0; i < 4; ++i) {
     stats.push_back(std::make_shared<redlock::counters>());
-    auto opts = m.options();
-    opts.observer = stats.back();
+    auto opts = counted(m, stats.back());
     clients.push_back(std::make_unique<redlock::client>(opts));
     threads.emplace_back([&, i] {
       auto o = fair(1500ms);
@@ -386,8 +399,9 @@ BOOST_AUTO_TEST_CASE(fair_head_that_gives_up_wakes_the_next_waiter) {
   redlock::client holder(m.options()), waiter(m.options());
   auto held = holder.acquire("giveup", fair());
   for (std::size_t i = 0; i < 3; ++i)  // a head that will give up, first in line everywhere
-    m[i].command({"EVAL", std::string(redlock::detail::scripts::fair_acquire.body), "4", "giveup", "{giveup}:fence",
-                  "{giveup}:queue", "{giveup}:timeout", "quitter:0", "5000", "0", "first", "1", "10000"});
+    m[i].command({"EVAL", std::string(redlock::detail::scripts::fair_acquire.body), "5", "giveup", "{giveup}:fence",
+                  "{giveup}:queue", "{giveup}:timeout", "{giveup}:terms", "quitter:0", "5000", "0", "first", "1",
+                  "10000", ""});
   auto o = fair(8000ms);
   o.retry_delay = 3000ms;  // without a wake-up the waiter sleeps this long
   o.retry_jitter = 0ms;
@@ -402,11 +416,58 @@ BOOST_AUTO_TEST_CASE(fair_head_that_gives_up_wakes_the_next_waiter) {
   holder.release(held);  // names the quitter, who is not listening
   std::this_thread::sleep_for(100ms);
   auto left_at = steady::now();
-  for (std::size_t i = 0; i < 3; ++i)
-    m[i].command({"EVAL", std::string(redlock::detail::scripts::fair_dequeue.body), "3", "{giveup}:queue",
-                  "{giveup}:timeout", "giveup", "quitter:0", "{giveup}:released", "1"});
+  for (std::size_t i = 0; i < 3; ++i)  // as a client that gives up leaves
+    m[i].command({"EVAL", std::string(redlock::detail::scripts::reentrant_release.body), "4", "giveup",
+                  "{giveup}:queue", "{giveup}:timeout", "{giveup}:terms", "quitter:0", "{giveup}:released", "1", "1",
+                  "quitting"});
   t.join();
   auto waited = steady::duration(acquired_at.load()) - left_at.time_since_epoch();
   BOOST_TEST((waited < 1500ms), "acquired " << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()
                                             << " ms after the head left, with a 3000 ms retry delay");
+}
+
+BOOST_AUTO_TEST_CASE(fair_release_hands_the_lock_to_the_head) {
+  // The head does not poll again after the release: each master's release
+  // gives it the lock there, and a quorum of those is the acquisition. The
+  // masters hold it only until the head's queue deadline at first; leaving
+  // the queue extends it to the ttl, and the reported validity with it.
+  masters m(3);
+  auto stats = std::make_shared<redlock::counters>();
+  auto opts = counted(m, stats);
+  redlock::client holder(m.options()), waiter(opts);
+  auto held = holder.acquire("handover", fair());
+  auto o = fair(8000ms);
+  o.ttl = 20000ms;
+  o.queue_timeout = 4000ms;
+  o.retry_delay = 3000ms;  // a poll would come this late
+  o.retry_jitter = 0ms;
+  std::optional<redlock::lock> got;
+  std::atomic<long long> acquired_at{0};
+  std::thread t([&] {
+    got = waiter.acquire("handover", o);
+    acquired_at = steady::now().time_since_epoch().count();
+  });
+  BOOST_REQUIRE(eventually([&] { return !m[0].command({"PUBSUB", "CHANNELS", "{handover}:released:*"}).empty(); }));
+  auto released_at = steady::now();
+  holder.release(held);
+  t.join();
+  auto handoff = steady::duration(acquired_at.load()) - released_at.time_since_epoch();
+  BOOST_TEST((handoff < 1000ms), "hand-off took " << std::chrono::duration_cast<std::chrono::milliseconds>(handoff).count()
+                                                   << " ms with a 3000 ms retry delay");
+  BOOST_TEST(stats->acquire_attempts.load() == 1u);  // its first poll; no second one
+  // Held on a quorum, first for about the queue timeout, then the ttl. (The
+  // third master's release may run after the head left its queue there.)
+  BOOST_TEST(got->remaining_validity() <= 20000ms);
+  BOOST_TEST(eventually([&] { return got->remaining_validity() > 15000ms; }));
+  BOOST_TEST(eventually([&] {
+    int extended = 0;
+    for (std::size_t i = 0; i < 3; ++i) extended += std::stoll(m[i].command({"PTTL", "handover"})) > 15000;
+    return extended >= 2;
+  }));
+  for (std::size_t i = 0; i < 3; ++i) {
+    BOOST_TEST(queued_on(m[i], "handover") == 0u);
+    BOOST_TEST(m[i].command({"EXISTS", "{handover}:terms"}) == "0");
+  }
+  waiter.release(*got);
+  for (std::size_t i = 0; i < 3; ++i) BOOST_TEST(m[i].command({"EXISTS", "handover"}) == "0");
 }
