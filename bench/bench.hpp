@@ -93,6 +93,7 @@ struct settings {
   milliseconds node_timeout{50};
   milliseconds ttl{10000};
   bool quick = false;
+  std::size_t workers = 8;  // contended scenarios: threads, each its own client
   std::string tag;         // unique per run: part of every key name
 
   redlock::client_options client_options() const;

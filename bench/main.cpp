@@ -46,7 +46,7 @@ const scenario all_scenarios[] = {
     {"floor", run_floor, "one EVALSHA (SET NX PX in Lua) and one SET to one master, blocking hiredis"},
     {"uncontended", run_uncontended, "sequential acquire+release on distinct names"},
     {"throughput", run_throughput, "64 acquire+release loops in flight on one async_client, one thread"},
-    {"contended", run_contended, "8 workers, each its own client, on one key with retries (10 +/- 10 ms)"},
+    {"contended", run_contended, "--workers (8) workers, each its own client, on one key with retries (10 +/- 10 ms)"},
     {"contended_fair", run_contended_fair, "the same with the fair (FIFO) lock"},
     {"fenced", run_fenced, "sequential acquire+release with fencing tokens, one resource"},
     {"one_hung", run_one_hung, "one master SIGSTOPped: sequential acquire+release"},
@@ -267,7 +267,10 @@ int main(int argc, char** argv) {
       "quick", po::bool_switch(&s.quick), "fewer samples and shorter runs (the whole run under 60 s)")(
       "json", po::value(&json_path), "write the figures as JSON to FILE")(
       "node-timeout", po::value(&node_timeout_arg), "per-master deadline, e.g. 50ms (default 50ms)")(
-      "ttl", po::value(&ttl_arg), "lock TTL, e.g. 10s (default 10s)");
+      "ttl", po::value(&ttl_arg), "lock TTL, e.g. 10s (default 10s)")(
+      "workers", po::value(&s.workers),
+      "contended scenarios: worker threads, each its own client (default 8; 2 shows the hand-off without CPU "
+      "contention on a small machine)");
 
   std::vector<const scenario*> selected;
   try {
@@ -282,6 +285,7 @@ int main(int argc, char** argv) {
     s.node_timeout = parse_duration(node_timeout_arg, "node-timeout");
     s.ttl = parse_duration(ttl_arg, "ttl");
     if (s.node_timeout >= s.ttl) throw po::error("--node-timeout must be smaller than --ttl");
+    if (s.workers < 2 || s.workers > 64) throw po::error("--workers must be between 2 and 64");
     std::vector<std::string> names;
     for (auto& a : scenario_args)
       for (auto& n : split(a, ',')) names.push_back(n);
@@ -355,6 +359,7 @@ int main(int argc, char** argv) {
   config["pids_known"] = s.can_stop;
   config["node_timeout_ms"] = s.node_timeout.count();
   config["ttl_ms"] = s.ttl.count();
+  config["workers"] = s.workers;
   config["quick"] = s.quick;
   config["build_type"] = REDLOCK_BENCH_BUILD_TYPE;
   config["sanitizers"] = static_cast<bool>(REDLOCK_BENCH_SANITIZE);

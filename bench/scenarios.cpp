@@ -385,16 +385,16 @@ outcome run_throughput(settings& s) {
   return r;
 }
 
-// ---- contended: 8 workers (threads, each its own sync client) on one key -------------
+// ---- contended: workers (threads, each its own sync client) on one key --------------
 
 namespace {
 
-// 8 workers (each its own client) on one key; `kind` mutex or fair. Besides
+// s.workers workers (each its own client) on one key; `kind` mutex or fair. Besides
 // throughput and fairness it measures the hand-off (a holder's release call to
 // the next holder's acquisition) and, for the fair lock, FIFO violations.
 outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& suffix) {
   outcome r;
-  const std::size_t workers = 8;
+  const std::size_t workers = s.workers;
   const int secs = s.quick ? 4 : 10;
   const auto section = 20us;  // time spent "inside", yielding the CPU meanwhile
   const std::string key = s.tag + ":" + suffix;

@@ -471,3 +471,73 @@ BOOST_AUTO_TEST_CASE(fair_release_hands_the_lock_to_the_head) {
   waiter.release(*got);
   for (std::size_t i = 0; i < 3; ++i) BOOST_TEST(m[i].command({"EXISTS", "handover"}) == "0");
 }
+
+BOOST_AUTO_TEST_CASE(fair_grant_from_before_our_own_release_there_is_not_counted) {
+  // The race a hand-over must survive, made deterministic. On master 0 a
+  // release hands the waiter the lock, then the waiter's own clean-up of a
+  // failed poll deletes it there; the grant's message arrives only after.
+  // Counting it with master 1's real hand-over would make a "quorum" of one
+  // hold. The waiter must poll instead, and hold a real quorum when it wins.
+  masters m(3);
+  redlock::client holder(m.options()), waiter(m.options());
+  auto held = holder.acquire("stale-grant", fair());
+  auto holder_field = m[0].command({"HKEYS", "stale-grant"});
+  // Free on master 0 only: the waiter's first poll wins it there, fails
+  // overall, and releases it there (keeping its place in line).
+  m[0].command({"DEL", "stale-grant"});
+  auto o = fair(8000ms);
+  o.retry_delay = 3000ms;
+  o.retry_jitter = 0ms;
+  o.queue_timeout = 10000ms;
+  std::optional<redlock::lock> got;
+  std::thread t([&] { got = waiter.acquire("stale-grant", o); });
+  BOOST_REQUIRE(eventually([&] { return !m[0].command({"PUBSUB", "CHANNELS", "{stale-grant}:released:*"}).empty(); }));
+  BOOST_REQUIRE(eventually([&] { return queued_on(m[1], "stale-grant") == 1u; }));
+  BOOST_REQUIRE(eventually([&] { return m[0].command({"EXISTS", "stale-grant"}) == "0"; }));
+  auto field = m[1].command({"ZRANGE", "{stale-grant}:queue", "0", "0"});
+  auto channel = "{stale-grant}:released:" + field.substr(0, field.find(':'));
+  m[0].command({"PUBLISH", channel, "+1 " + field});  // names its first poll (id 1)
+  // The holder's release reaches master 1 alone: a real hand-over there.
+  m[1].command({"EVAL", std::string(redlock::detail::scripts::reentrant_release.body), "4", "stale-grant",
+                "{stale-grant}:queue", "{stale-grant}:timeout", "{stale-grant}:terms", holder_field,
+                "{stale-grant}:released", "1", "1", "release-1"});
+  t.join();
+  BOOST_REQUIRE(got.has_value());
+  int holding = 0;
+  for (std::size_t i = 0; i < 3; ++i) holding += m[i].command({"HEXISTS", "stale-grant", field}) == "1";
+  BOOST_TEST(holding >= 2, "the waiter won holding the lock on " << holding << " of 3 masters");
+  waiter.release(*got);
+}
+
+BOOST_AUTO_TEST_CASE(fair_waiter_that_gives_up_returns_a_lock_handed_to_it) {
+  // The holder's release reaches one master only: it hands the waiter the
+  // lock there, short of a quorum. When the waiter gives up it must not
+  // leave that hold behind (the next waiter would wait out its queue
+  // timeout); its leaving hands the lock on instead.
+  masters m(3);
+  redlock::client holder(m.options()), waiter(m.options()), next(m.options());
+  auto held = holder.acquire("gave-up", fair());
+  auto holder_field = m[0].command({"HKEYS", "gave-up"});
+  auto o = fair(1500ms);
+  o.queue_timeout = 10000ms;
+  std::thread quitter([&] { BOOST_CHECK_THROW(waiter.acquire("gave-up", o), redlock::error); });
+  BOOST_REQUIRE(eventually([&] { return queued_on(m[0], "gave-up") == 1u; }));
+  std::atomic<bool> next_won{false};
+  std::thread second([&] {
+    auto l = next.acquire("gave-up", fair(8000ms));
+    next_won = true;
+    next.release(l);
+  });
+  BOOST_REQUIRE(eventually([&] { return queued_on(m[0], "gave-up") == 2u; }));
+  auto quitter_field = m[0].command({"ZRANGE", "{gave-up}:queue", "0", "0"});
+  m[0].command({"EVAL", std::string(redlock::detail::scripts::reentrant_release.body), "4", "gave-up",
+                "{gave-up}:queue", "{gave-up}:timeout", "{gave-up}:terms", holder_field, "{gave-up}:released", "1",
+                "1", "release-1"});
+  BOOST_TEST(m[0].command({"HEXISTS", "gave-up", quitter_field}) == "1");  // handed over there
+  quitter.join();
+  BOOST_TEST(eventually([&] { return m[0].command({"HEXISTS", "gave-up", quitter_field}) == "0"; }));
+  BOOST_TEST(queued_on(m[1], "gave-up") == 1u);  // the quitter left; the next waiter is in line
+  holder.release(held);  // masters 1 and 2 (master 0: not held any more)
+  second.join();
+  BOOST_TEST(next_won.load());
+}

@@ -464,8 +464,11 @@ round_config safe_round(std::uint64_t seed, milliseconds duration) {
   r.workload.resources = 5;
   r.workload.key_prefix = "s" + std::to_string(seed) + ":";
   // Every lock kind under the same faults: seeds 1, 2 (mod 4) the mutex on 5
-  // and 3 masters, 3 the fair lock on 5, 0 the reentrant lock on 3.
+  // and 3 masters, 3 the fair lock on 5, 0 the reentrant lock on 3. Fair
+  // seeds 3 (mod 8) run unfenced, where releases hand the lock over to the
+  // head of the queue; 7 (mod 8) fenced, where the head is woken and polls.
   r.workload.kind = seed % 4 == 3 ? lock_kind::fair : seed % 4 == 0 ? lock_kind::reentrant : lock_kind::mutex;
+  if (seed % 8 == 3) r.workload.fenced = false;
   r.nemesis.seed = seed;
   r.nemesis.types = safe_fault_types(r.cluster, r.workload);
   r.nemesis.long_quiet = r.recovery_bound + 300ms;

@@ -78,7 +78,7 @@ arguments parse() {
 std::string describe(const round_config& c) {
   std::ostringstream os;
   static constexpr const char* kinds[] = {"mutex", "reentrant", "fair"};
-  os << kinds[static_cast<int>(c.workload.kind)] << ", N=" << c.cluster.masters << (c.cluster.aof ? " AOF(always)" : "") << (c.cluster.proxies ? " proxied" : "")
+  os << kinds[static_cast<int>(c.workload.kind)] << (c.workload.fenced ? " fenced" : " unfenced") << ", N=" << c.cluster.masters << (c.cluster.aof ? " AOF(always)" : "") << (c.cluster.proxies ? " proxied" : "")
      << (c.cluster.clock_shim ? " clock-shim" : "") << ", " << c.workload.clients << " clients x "
      << c.workload.resources << " resources, ttl " << c.workload.ttl_min.count() << ".."
      << c.workload.ttl_max.count() << " ms, node timeout " << c.workload.node_timeout.count() << " ms, "
