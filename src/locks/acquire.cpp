@@ -65,6 +65,10 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
       if (it != client_->held.end()) held_ = it->second.lock();
       if (held_ && (held_->released || held_->holds.load() <= 0)) held_.reset();
     }
+    // Listen from the first attempt when that is free (this client waited on
+    // this lock moments ago): a release, or a hand-over, may come before the
+    // first attempt has even failed. Otherwise only once it has.
+    if (!held_ && client_->listener.subscribed(release_channel())) watch_releases();
     attempt();
   }
 
@@ -403,8 +407,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   // is known on a quorum, a fair waiter when its client's channel names it.
   void watch_releases() {
     if (watch_id_) return;
-    bool fair = options_.kind == lock_kind::fair;
-    channel_ = fair ? client_->fair_wake_channel(key_) : client_impl::channel(key_);
+    channel_ = release_channel();
     watch_id_ = client_->listener.watch(channel_, [weak = weak_from_this()](std::uint32_t node,
                                                                                std::string_view payload) {
       auto self = weak.lock();
@@ -428,6 +431,10 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
       }
       self->wake();
     });
+  }
+
+  std::string release_channel() const {
+    return options_.kind == lock_kind::fair ? client_->fair_wake_channel(key_) : client_impl::channel(key_);
   }
 
   // Each master announces a release after deleting the key there: true for

@@ -39,6 +39,8 @@ class release_listener {
   waiter_id watch(const std::string& channel, wake_fn wake);
   /// Stops; the channel is unsubscribed once nobody watched it for `linger`.
   void unwatch(const std::string& channel, waiter_id id);
+  /// Subscribed already (watched, or lingering): watching it costs nothing.
+  bool subscribed(std::string_view channel) const { return watchers_.find(channel) != watchers_.end(); }
 
   void shutdown();
 
