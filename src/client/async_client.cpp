@@ -7,6 +7,7 @@
 
 #include <boost/asio/append.hpp>
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 
 namespace redlock {
@@ -21,6 +22,16 @@ void fail_now(const asio::any_io_executor& fallback, Handler handler, Args&&... 
   asio::post(fallback, asio::append(std::move(handler), std::forward<Args>(args)...));
 }
 
+// The io_context behind an executor, when it is one (with or without
+// outstanding work tracking); null for any other execution context.
+asio::io_context* io_context_of(const asio::any_io_executor& ex) {
+  using plain = asio::io_context::executor_type;
+  using tracked = std::decay_t<decltype(asio::require(std::declval<plain>(), asio::execution::outstanding_work.tracked))>;
+  if (auto* e = ex.target<plain>()) return &e->context();
+  if (auto* e = ex.target<tracked>()) return &e->context();
+  return nullptr;
+}
+
 }  // namespace
 
 async_client::async_client(executor_type executor, client_options options) {
@@ -30,7 +41,14 @@ async_client::async_client(executor_type executor, client_options options) {
 }
 
 async_client::~async_client() {
-  asio::dispatch(impl_->strand, [impl = impl_] { impl->shutdown(); });
+  // The shutdown clears the connections' queues, whose requests hold the
+  // operations and through them the client. On a stopped io_context a
+  // handler for it would never run, and the client would keep itself alive:
+  // nothing runs there now, so shut down here.
+  if (auto* io = io_context_of(impl_->executor); io && io->stopped())
+    impl_->shutdown();
+  else
+    asio::dispatch(impl_->strand, [impl = impl_] { impl->shutdown(); });
 }
 
 void async_client::shutdown_then(std::function<void()> then) {

@@ -121,6 +121,30 @@ BOOST_AUTO_TEST_CASE(destroying_the_client_completes_operations_in_flight) {
   m[1].resume();
 }
 
+BOOST_AUTO_TEST_CASE(client_destroyed_after_its_io_context_stopped_leaves_no_cycle) {
+  // The io_context is stopped, then the client destroyed, then the context,
+  // which never runs again: a handler queued for the shutdown never runs.
+  // The client once kept itself alive through its queued request (and the
+  // operation, and its completion handler, with it).
+  masters m(3);
+  m[0].pause();
+  m[1].pause();
+  std::weak_ptr<int> handler_alive;
+  {
+    asio::io_context io;
+    auto marker = std::make_shared<int>(0);
+    handler_alive = marker;
+    redlock::async_client c(io.get_executor(), m.options(2000ms));
+    c.async_acquire("stopped-first", {.ttl = 10000ms}, [marker](boost::system::error_code, redlock::lock) {});
+    marker.reset();
+    io.run_for(50ms);  // the request to the paused masters is outstanding
+    io.stop();
+  }
+  BOOST_TEST(handler_alive.expired());
+  m[0].resume();
+  m[1].resume();
+}
+
 BOOST_AUTO_TEST_CASE(sync_client_destroyed_while_its_strand_is_busy_leaves_no_cycle) {
   // The acquisition's request to the stopped master stays queued on its
   // connection, holding the operation and through it the client. The

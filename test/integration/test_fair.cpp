@@ -166,8 +166,8 @@ BOOST_AUTO_TEST_CASE(fair_place_in_line_is_when_the_caller_asked) {
     std::lock_guard g(mu);
     return order.size() == 2u;
   }));
-  // Stop A's executor only once its release is done: a client whose
-  // executor never runs again cannot shut down (docs/user-guide.md).
+  // Stop A's executor only once its release is done (A acquires last, and
+  // its release must reach the masters before the test ends).
   BOOST_REQUIRE(eventually([&] { return a_released.load(); }));
   work.reset();
   io_a.stop();
