@@ -22,7 +22,16 @@ watchdog::watchdog(const std::shared_ptr<client_impl>& client, const std::shared
       interval_(std::max(std::chrono::milliseconds(1),
                          std::chrono::duration_cast<std::chrono::milliseconds>(state->ttl * fraction))) {}
 
-void watchdog::start() { schedule(interval_); }
+void watchdog::start() {
+  // A fair lock handed over starts with at most its queue timeout of validity
+  // until the winner's confirmation lands: never wait past half of what is left.
+  std::chrono::steady_clock::duration delay = interval_;
+  if (auto state = state_.lock()) {
+    auto left = state->get_valid_until() - state->now();
+    delay = std::max<std::chrono::steady_clock::duration>(std::chrono::milliseconds(1), std::min(delay, left / 2));
+  }
+  schedule(delay);
+}
 
 void watchdog::stop() {
   stopped_ = true;
