@@ -87,7 +87,9 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
       poll_id = client_->next_poll_id++;
       req.poll_id = std::to_string(poll_id);
     }
-    auto round = acquire_round(client_, req, [self = shared_from_this()](fanout& f) { self->on_decided(f); });
+    auto round = acquire_round(client_, req, [self = shared_from_this(), poll_id](fanout& f) {
+      self->on_decided(f, poll_id);
+    });
     // A grant that lands after this attempt was abandoned must be released
     // again: the first release may have run before it on that master.
     round->on_late_yes([self = shared_from_this(), token = token_, attempt = attempts_](std::uint32_t node) {
@@ -116,7 +118,8 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     }
   }
 
-  void on_decided(fanout& f) {
+  // `poll_id`: the fair poll this round carried (0 if none).
+  void on_decided(fanout& f, std::uint64_t poll_id) {
     if (done_) return;  // a release handed us the lock while this poll was in flight
     if (held_) return on_reentry_decided(f);
     error_code why;
@@ -134,9 +137,11 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     if (options_.kind == lock_kind::fair) queue_rank_ = rank_in_line(f);
     if (may_be_handed_the_lock() && !cancelled_) {
       // The masters this poll won and those a release handed us the lock on
-      // may make a quorum together.
+      // may make a quorum together (a master counts only if we have not
+      // released there since this poll was sent; see on_handed).
       for (std::uint32_t i = 0; i < f.outcomes().size(); ++i)
-        if (f.outcomes()[i].state == node_state::locked) note_handed(i, f.started_at());
+        if (f.outcomes()[i].state == node_state::locked && poll_id >= first_valid_poll_[i])
+          note_handed(i, f.started_at());
       if (won_by_hand_over()) return;
     }
     abandon_attempt(why, may_hold(f));
@@ -160,11 +165,17 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     if (!sent) return wake();
     note_handed(node, *sent);
     if (!won_by_hand_over() && handed_count_ >= client_->quorum) {
-      // A quorum, but too little validity left: give it all back, poll again.
-      abandon_handed();
+      // A quorum, but too little validity left (the polls they name are
+      // old). Poll again: the holds are ours, so that poll is granted there
+      // and counts from its own send time. Nothing is released here: a
+      // release while a poll is in flight would undo that poll's grants
+      // after they were counted (the nemesis caught this under a client
+      // clock jump).
+      forget_handed({});
       wake();
     }
   }
+
 
   // The master's hold lives at least until the poll it names was sent plus
   // our ttl, or our queue timeout if shorter (reentrant_release.lua).
