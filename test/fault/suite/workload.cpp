@@ -214,6 +214,10 @@ void workload::run_worker(std::size_t c, std::size_t r) {
         o.clock = options_.injected_clocks ? static_cast<int>(c) : -1;
         o.fence = l.fence();
         o.detail += " token " + l.token();
+        // Per master, what the winning round saw: L locked, R refused, F failed,
+        // U unknown, . pending. A two-holder report then names the masters both counted.
+        o.detail += " masters ";
+        for (auto& n : l.nodes()) o.detail += "LRFU."[static_cast<int>(n.state)];
       });
       history_.complete(aid, ga.at, outcome::ok);
       ++acquired_;
