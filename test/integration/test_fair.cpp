@@ -41,6 +41,28 @@ redlock::client_options counted(masters& m, const std::shared_ptr<redlock::count
   return opts;
 }
 
+// On its own thread: acquires `name` with a 3 s retry delay (so only a
+// wake-up makes it quick), notes when it got the lock, and releases it.
+struct timed_waiter {
+  std::atomic<long long> acquired_at{0};
+  std::thread thread;
+
+  timed_waiter(redlock::client& c, const std::string& name, redlock::acquire_options o) {
+    o.retry_delay = 3000ms;
+    o.retry_jitter = 0ms;
+    thread = std::thread([this, &c, name, o] {
+      auto l = c.acquire(name, o);
+      acquired_at = steady::now().time_since_epoch().count();
+      c.release(l);
+    });
+  }
+  /// Joins, then returns how long after `since` the lock was acquired.
+  steady::duration acquired_after(steady::time_point since) {
+    thread.join();
+    return steady::duration(acquired_at.load()) - since.time_since_epoch();
+  }
+};
+
 std::size_t queued_on(redlock::testing::redis_process& s, const std::string& key) {
   auto n = s.command({"ZCARD", "{" + key + "}:queue"});
   return n.starts_with("ERR") ? 0 : std::stoul(n);
@@ -261,21 +283,13 @@ BOOST_AUTO_TEST_CASE(fair_and_mutex_wakeups_beat_the_retry_delay) {
       o.queue_timeout = 10000ms;
       auto held = holder.acquire("wake", o);
       o.wait = 8000ms;
-      o.retry_delay = 3000ms;  // without a wake-up the waiter sleeps this long
-      o.retry_jitter = 0ms;
-      std::atomic<long long> acquired_at{0};
-      std::thread t([&] {
-        auto l = waiter.acquire("wake", o);
-        acquired_at = steady::now().time_since_epoch().count();
-        waiter.release(l);
-      });
+      timed_waiter t(waiter, "wake", o);
       // Let the waiter fail once and subscribe (fair waiters listen on their
       // client's own channel, {wake}:released:<client id>).
       BOOST_REQUIRE(eventually([&] { return !m[0].command({"PUBSUB", "CHANNELS", "{wake}:released*"}).empty(); }));
       auto released_at = steady::now();
       holder.release(held);
-      t.join();
-      auto handoff = steady::duration(acquired_at.load()) - released_at.time_since_epoch();
+      auto handoff = t.acquired_after(released_at);
       BOOST_TEST((handoff < 1000ms), "hand-off took "
                                          << std::chrono::duration_cast<std::chrono::milliseconds>(handoff).count()
                                          << " ms with a 3000 ms retry delay");
@@ -411,15 +425,8 @@ BOOST_AUTO_TEST_CASE(fair_head_that_gives_up_wakes_the_next_waiter) {
                   "{giveup}:queue", "{giveup}:timeout", "{giveup}:terms", "quitter:0", "5000", "0", "first", "1",
                   "10000", ""});
   auto o = fair(8000ms);
-  o.retry_delay = 3000ms;  // without a wake-up the waiter sleeps this long
-  o.retry_jitter = 0ms;
   o.queue_timeout = 10000ms;
-  std::atomic<long long> acquired_at{0};
-  std::thread t([&] {
-    auto l = waiter.acquire("giveup", o);
-    acquired_at = steady::now().time_since_epoch().count();
-    waiter.release(l);
-  });
+  timed_waiter t(waiter, "giveup", o);
   BOOST_REQUIRE(eventually([&] { return queued_on(m[0], "giveup") == 2u; }));
   holder.release(held);  // names the quitter, who is not listening
   std::this_thread::sleep_for(100ms);
@@ -428,8 +435,7 @@ BOOST_AUTO_TEST_CASE(fair_head_that_gives_up_wakes_the_next_waiter) {
     m[i].command({"EVAL", std::string(redlock::detail::scripts::reentrant_release.body), "4", "giveup",
                   "{giveup}:queue", "{giveup}:timeout", "{giveup}:terms", "quitter:0", "{giveup}:released", "1", "1",
                   "quitting"});
-  t.join();
-  auto waited = steady::duration(acquired_at.load()) - left_at.time_since_epoch();
+  auto waited = t.acquired_after(left_at);
   BOOST_TEST((waited < 1500ms), "acquired " << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()
                                             << " ms after the head left, with a 3000 ms retry delay");
 }
