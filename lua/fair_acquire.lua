@@ -4,14 +4,18 @@
 -- KEYS[1] lock key (hash), KEYS[2] fence counter key,
 -- KEYS[3] wait queue (zset: score = enqueue score), KEYS[4] waiter deadlines
 -- (zset: score = server time in ms after which the waiter is stale),
--- KEYS[5] hand-over terms (hash: owner field -> '<poll id> <ttl ms>')
+-- KEYS[5] waiters' terms (hash: owner field -> '<poll id> <ttl ms>', or just
+-- '<poll id>' for a waiter that may not be handed the lock)
 -- ARGV[1] owner field, ARGV[2] ttl ms, ARGV[3] '1' to draw a fence counter,
 -- ARGV[4] 'first' or 'reenter', ARGV[5] enqueue score, ARGV[6] waiter timeout ms,
--- ARGV[7] this poll's id, or '' when the waiter cannot be handed the lock
--- (a fenced one, which must draw its counter itself)
+-- ARGV[7] hold id: this poll's id ('first'; it grows with every request of
+-- the client) or the id of the hold being re-entered ('reenter'); see
+-- reentrant_acquire.lua for the ':hold-id' field it is kept in,
+-- ARGV[8] '1' when a release may hand this waiter the lock, '0' when not (a
+-- fenced waiter, which must draw its counter itself)
 -- Returns 'OK' or the fence counter when granted; when queued, -1 - our rank
 -- in line (-1: first, but the lock is held), so a waiter far back can poll
--- less often.
+-- less often; nil when a later request of ours already ran here.
 local kind = redis.call('TYPE', KEYS[1])['ok']
 if kind ~= 'none' and kind ~= 'hash' then
   return redis.error_reply('WRONGTYPE lock key holds a ' .. kind .. ', not a fair lock')
@@ -26,34 +30,42 @@ for _, w in ipairs(stale) do
   redis.call('HDEL', KEYS[5], w)
 end
 local ours = kind == 'hash' and redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1
+if ours and tonumber(redis.call('HGET', KEYS[1], ':hold-id') or '0') > tonumber(ARGV[7]) then
+  return false
+end
 if ARGV[4] == 'reenter' then
   if not ours then return false end
   redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
+  redis.call('HSET', KEYS[1], ':hold-id', ARGV[7])
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return redis.status_reply('OK')
+end
+-- A poll of ours that arrived after a later one: it must not move us back
+-- to an older place in line or older terms.
+local terms = redis.call('HGET', KEYS[5], ARGV[1])
+if terms and tonumber(string.match(terms, '^%d+')) > tonumber(ARGV[7]) then
+  return false
 end
 -- Take (or keep) our place in line before looking at the head, even when the
 -- lock is free here: if this attempt misses its quorum, we must still be in
 -- line on this master, ahead of everyone who asked later. The score is the
 -- same in every poll of one acquisition (a later acquisition replaces it);
--- our deadline is refreshed, and with it the terms on which a release may
--- hand us the lock (reentrant_release.lua): the id of this poll, whose send
--- time bounds the hand-over's validity on the client, and our ttl. The keys
--- expire on their own once nobody has polled for two waiter timeouts.
+-- our deadline is refreshed, and with it our terms: the id of this poll
+-- (which also tells a late release of an earlier acquisition of ours that
+-- this place in line is not its to give up), and, when a release may hand
+-- us the lock (reentrant_release.lua), our ttl; the poll's send time bounds
+-- the hand-over's validity on the client. The keys expire on their own once
+-- nobody has polled for two waiter timeouts.
 redis.call('ZADD', KEYS[3], ARGV[5], ARGV[1])
 redis.call('ZADD', KEYS[4], now + tonumber(ARGV[6]), ARGV[1])
-if ARGV[7] ~= '' then
-  redis.call('HSET', KEYS[5], ARGV[1], ARGV[7] .. ' ' .. ARGV[2])
-else
-  redis.call('HDEL', KEYS[5], ARGV[1])
-end
+redis.call('HSET', KEYS[5], ARGV[1], ARGV[8] == '1' and (ARGV[7] .. ' ' .. ARGV[2]) or ARGV[7])
 for i = 3, 5 do redis.call('PEXPIRE', KEYS[i], 2 * tonumber(ARGV[6])) end
 local head = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
 if ours or (kind == 'none' and head == ARGV[1]) then
   -- Granted here, but the waiter keeps its place in line until it has won a
   -- quorum (it then leaves every queue): if this attempt fails, it is still
   -- first on every master, so masters cannot split between two waiters.
-  redis.call('HSET', KEYS[1], ARGV[1], 1)
+  redis.call('HSET', KEYS[1], ARGV[1], 1, ':hold-id', ARGV[7])
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   if ARGV[3] == '1' then
     return redis.call('INCR', KEYS[2])

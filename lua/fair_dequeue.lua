@@ -8,11 +8,18 @@
 -- lock ('' to leave it): a lock handed over by a release lives only until the
 -- head's queue deadline, so that a head that died in line costs no more than
 -- its queue timeout; the winner confirms it here.
+-- ARGV[3] the hold id (the latest request id of the acquisition that won):
+-- a place in line or a hold from a later request of ours is left alone (this
+-- may arrive late, see reentrant_release.lua).
 -- Returns 1 when our hold was found (and extended) here, else 0.
+local hold_id = tonumber(ARGV[3])
+local terms = redis.call('HGET', KEYS[3], ARGV[1])
+if terms and tonumber(string.match(terms, '^%d+')) > hold_id then return 0 end
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
-if ARGV[2] ~= '' and redis.call('HEXISTS', KEYS[4], ARGV[1]) == 1 then
+if ARGV[2] ~= '' and redis.call('HEXISTS', KEYS[4], ARGV[1]) == 1
+    and tonumber(redis.call('HGET', KEYS[4], ':hold-id') or '0') <= hold_id then
   redis.call('PEXPIRE', KEYS[4], ARGV[2])
   return 1
 end

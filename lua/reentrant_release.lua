@@ -1,18 +1,23 @@
 -- Release one level of a reentrant or fair lock on one master; also how a
 -- fair waiter that gives up leaves for good.
 -- KEYS[1] lock key (hash), KEYS[2] wait queue, KEYS[3] waiter deadlines,
--- KEYS[4] hand-over terms (fair locks; absent, so empty, otherwise)
+-- KEYS[4] waiters' terms (fair locks, see fair_acquire.lua; absent, so empty,
+-- otherwise)
 -- ARGV[1] owner field, ARGV[2] release channel, ARGV[3] '1' for the last level,
 -- ARGV[4] '1' when leaving for good (a holder's last release, or a fair
 -- waiter giving up): leave the queue and pass the lock on; '0' when cleaning
 -- up an abandoned attempt (keep our place in line, wake nobody); ARGV[5]
 -- this release's id (the message, so that a waiter acts once on the copies
--- every master sends)
+-- every master sends), ARGV[6] the hold id: the latest request id of the
+-- acquisition this release ends. A hold (or a place in line) taken by a
+-- later request of ours is not this release's to touch: the release may have
+-- arrived late, on a connection the client has since dropped.
 -- The client's own hold count decides which level is the last: counts on the
 -- masters may differ after failed re-entries, so the last release deletes
 -- whatever count is left, and earlier ones never go below 1.
 -- Returns 1 when our hold was found here, 0 otherwise.
 local leaving = ARGV[3] == '1' and ARGV[4] == '1'
+local hold_id = tonumber(ARGV[6])
 
 -- The lock is free here: hand it to the head of the queue when the head left
 -- terms (a poll id and a ttl, see fair_acquire.lua), else wake the head's
@@ -33,15 +38,14 @@ local function pass_on(announce)
     return
   end
   local channel = ARGV[2] .. ':' .. string.match(head, '^[^:]*')
-  local terms = redis.call('HGET', KEYS[4], head)
+  local poll, ttl = string.match(redis.call('HGET', KEYS[4], head) or '', '^(%d+) (%d+)$')
   local deadline = tonumber(redis.call('ZSCORE', KEYS[3], head))
-  if terms and deadline then
-    local poll, ttl = string.match(terms, '^(%S+) (%d+)$')
+  if poll and deadline then
     -- Held no longer than the head would stay in line without polling: a
     -- head that died there costs the queue only its queue timeout. Its
     -- client extends the hold to its ttl once it has won (fair_dequeue.lua).
     ttl = math.min(tonumber(ttl), deadline - now)
-    redis.call('HSET', KEYS[1], head, 1)
+    redis.call('HSET', KEYS[1], head, 1, ':hold-id', poll)
     redis.call('PEXPIRE', KEYS[1], ttl)
     redis.call('PUBLISH', channel, '+' .. poll .. ' ' .. head)
   else
@@ -49,7 +53,8 @@ local function pass_on(announce)
   end
 end
 
-if leaving then
+local terms = leaving and redis.call('HGET', KEYS[4], ARGV[1])
+if leaving and not (terms and tonumber(string.match(terms, '^%d+')) > hold_id) then
   -- Leave the fair queue on every master, also where we do not hold the
   -- lock (a holder's leave at grant time may not have reached this one): a
   -- stale entry would let our next acquisition jump the line here.
@@ -57,7 +62,8 @@ if leaving then
   redis.call('ZREM', KEYS[3], ARGV[1])
   redis.call('HDEL', KEYS[4], ARGV[1])
 end
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0
+    or tonumber(redis.call('HGET', KEYS[1], ':hold-id') or '0') > hold_id then
   -- A waiter giving up may have been first in line where the lock is free,
   -- with no release to come that names the next head.
   if leaving and redis.call('EXISTS', KEYS[1]) == 0 then pass_on(false) end

@@ -10,7 +10,10 @@ if kind == 'string' then
 elseif kind == 'hash' then
   local kv = redis.call('HGETALL', KEYS[1])
   local parts = {}
-  for i = 1, #kv, 2 do parts[#parts + 1] = kv[i] .. '=' .. kv[i + 1] end
+  for i = 1, #kv, 2 do
+    -- (':hold-id' is bookkeeping, not a holder: reentrant_acquire.lua)
+    if kv[i]:sub(1, 1) ~= ':' then parts[#parts + 1] = kv[i] .. '=' .. kv[i + 1] end
+  end
   holder = table.concat(parts, ',')
 end
 local fence = redis.call('GET', KEYS[2]) or ''

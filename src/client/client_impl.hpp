@@ -56,9 +56,12 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   static std::string queue_deadlines_key(const std::string& key) { return "{" + key + "}:timeout"; }
   /// Fair waiters' terms for being handed the lock by a release (poll id, ttl).
   static std::string queue_terms_key(const std::string& key) { return "{" + key + "}:terms"; }
-  /// Ids of fair polls, unique in this client: a lock handed over names the
-  /// poll whose send time bounds its validity.
-  std::uint64_t next_poll_id = 1;
+  /// Ids of reentrant and fair acquisition requests, growing in this client.
+  /// Each master keeps the id of the request that took our hold there, so a
+  /// late clean-up of an older request cannot delete a newer hold (the owner
+  /// field is the same at every acquisition); a lock handed over names the
+  /// fair poll whose send time bounds its validity.
+  std::uint64_t next_request_id = 1;
 
   void shutdown();
 

@@ -31,6 +31,7 @@ struct lock_state {
   lock_kind kind = lock_kind::mutex;
   std::atomic<int> holds{1};  // reentrant/fair: levels held by this owner (client side is authoritative)
   std::string registry_key;   // reentrant/fair: entry in client_impl::held
+  std::uint64_t hold_id = 0;  // reentrant/fair: the latest request id of the winning acquisition
 
   // Lease renewal (strand only, except `lost`, read by the owner).
   std::atomic<int> lost{0};  // lost_reason

@@ -80,13 +80,16 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     ++attempts_;
     if (auto& obs = client_->options.observer) obs->on_acquire_attempt(name_, attempts_);
     if (options_.kind == lock_kind::mutex) token_ = client_->new_token();
-    acquire_request req{options_.kind,   key_, token_, options_.ttl, options_.fenced && !held_, held_ != nullptr,
-                        queue_score_, options_.queue_timeout, {}};
-    std::uint64_t poll_id = 0;
-    if (may_be_handed_the_lock()) {
-      poll_id = client_->next_poll_id++;
-      req.poll_id = std::to_string(poll_id);
-    }
+    acquire_request req{options_.kind, key_, token_, options_.ttl, options_.fenced && !held_, held_ != nullptr,
+                        queue_score_, options_.queue_timeout};
+    // Reentrant, fair: each master keeps the id of the request that took our
+    // hold there, so that clean-ups of older requests cannot touch it.
+    if (held_)
+      req.hold_id = held_->hold_id;
+    else if (is_hash_kind(options_.kind))
+      req.hold_id = latest_request_ = client_->next_request_id++;
+    req.may_be_handed = may_be_handed_the_lock();
+    std::uint64_t poll_id = req.may_be_handed ? req.hold_id : 0;
     auto round = acquire_round(client_, req, [self = shared_from_this(), poll_id](fanout& f) {
       self->on_decided(f, poll_id);
     });
@@ -99,12 +102,11 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
         return;
       }
       // Only for the mutex, whose token is new at every attempt. A reentrant
-      // or fair owner field is the same in the next attempt: releasing it
-      // again could delete that attempt's fresh grant (this once let two
-      // holders overlap). Their abandonment release already runs after the
-      // grant on each connection (FIFO).
+      // or fair attempt's abandonment release already runs after the grant
+      // on the same connection (FIFO); had the connection been replaced, this
+      // reply would never have come.
       if (self->options_.kind == lock_kind::mutex && (self->attempts_ != attempt || self->abandoned_))
-        release_abandoned(self->client_, self->options_.kind, self->key_, token, {node});
+        release_abandoned(self->client_, self->options_.kind, self->key_, token, 0, {node});
     });
     abandoned_ = false;
     // A fair poll that fails is only followed by waiting in line: hear every
@@ -211,7 +213,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     std::vector<std::uint32_t> nodes;
     for (std::uint32_t i = 0; i < handed_.size(); ++i)
       if (handed_[i]) nodes.push_back(i);
-    release_abandoned(client_, options_.kind, key_, token_, nodes);
+    release_abandoned(client_, options_.kind, key_, token_, latest_request_, nodes);
     forget_handed(nodes);
   }
 
@@ -221,7 +223,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   void forget_handed(const std::vector<std::uint32_t>& released) {
     std::fill(handed_.begin(), handed_.end(), std::nullopt);
     handed_count_ = 0;
-    for (auto n : released) first_valid_poll_[n] = client_->next_poll_id;
+    for (auto n : released) first_valid_poll_[n] = client_->next_request_id;
   }
 
   // Poll now: at once if we are between polls, else right after this one.
@@ -280,7 +282,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     for (std::uint32_t i = 0; i < handed_.size(); ++i)
       if (handed_[i] && std::find(nodes.begin(), nodes.end(), i) == nodes.end()) nodes.push_back(i);
     forget_handed(nodes);
-    release_abandoned(client_, options_.kind, key_, token_, nodes);
+    release_abandoned(client_, options_.kind, key_, token_, latest_request_, nodes);
     if (cancelled_) return complete(asio::error::operation_aborted, {});
     retry_or_fail(why);
   }
@@ -343,6 +345,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     s->clock = client_->options.clock;
     s->owner = client_.get();
     s->kind = options_.kind;
+    s->hold_id = latest_request_;
     s->set_valid_until(valid_until);
     s->fence = fence;
     s->nodes = std::move(nodes);
@@ -356,7 +359,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
       std::optional<milliseconds> extend_to;
       if (confirm) extend_to = options_.ttl;
       auto drift = drift_allowance(options_.ttl, client_->options.drift_factor);
-      leave_queue(client_, key_, token_, extend_to, [weak = std::weak_ptr<lock_state>(s), confirm, drift](fanout& f) {
+      leave_queue(client_, key_, token_, latest_request_, extend_to, [weak = std::weak_ptr<lock_state>(s), confirm, drift](fanout& f) {
         auto state = weak.lock();
         if (!confirm || !state || !f.succeeded()) return;
         auto extended = f.started_at() + state->ttl - drift;
@@ -474,7 +477,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     // A fair waiter that gives up must not stay in the queue, nor keep a
     // hold a release handed it that it did not count; it passes the lock on.
     if (ec && options_.kind == lock_kind::fair && !held_)
-      release_round(client_, options_.kind, key_, token_, true, true, [](fanout&) {})->start();
+      release_round(client_, options_.kind, key_, token_, latest_request_, true, true, [](fanout&) {})->start();
     if (auto& obs = client_->options.observer)
       obs->on_acquire_result(name_, ec, std::chrono::duration_cast<std::chrono::microseconds>(
                                             std::chrono::steady_clock::now() - started_));
@@ -490,6 +493,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   acquire_handler handler_;
   std::string token_;                   // random per attempt (mutex) or the owner field
   std::shared_ptr<lock_state> held_;    // reentrant/fair: this owner's current hold
+  std::uint64_t latest_request_ = 0;    // reentrant/fair: the id of our latest first-entry request
   double queue_score_ = 0;
   std::size_t queue_rank_ = 0;  // fair: waiters ahead of us at the last attempt
   // Fair hand-over: per master, the send time of the poll a release named

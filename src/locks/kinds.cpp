@@ -43,6 +43,7 @@ round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquir
   auto ttl = std::to_string(req.ttl.count());
   auto fenced = req.fenced ? "1" : "0";
   auto mode = req.reenter ? "reenter" : "first";
+  auto hold_id = std::to_string(req.hold_id);
   auto fence = client_impl::fence_key(req.key);
   switch (req.kind) {
     case lock_kind::mutex:
@@ -55,7 +56,7 @@ round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquir
       return round_ptr(new fanout(client, scripts::mutex_acquire, {req.key, fence}, {req.token, ttl, fenced},
                                   classify_grant, std::move(done)));
     case lock_kind::reentrant:
-      return round_ptr(new fanout(client, scripts::reentrant_acquire, {req.key, fence}, {req.token, ttl, fenced, mode},
+      return round_ptr(new fanout(client, scripts::reentrant_acquire, {req.key, fence}, {req.token, ttl, fenced, mode, hold_id},
                                   classify_grant, std::move(done)));
     case lock_kind::fair: {
       char score[32];
@@ -64,7 +65,8 @@ round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquir
           client, scripts::fair_acquire,
           {req.key, fence, client_impl::queue_key(req.key), client_impl::queue_deadlines_key(req.key),
            client_impl::queue_terms_key(req.key)},
-          {req.token, ttl, fenced, mode, score, std::to_string(req.queue_timeout.count()), req.poll_id},
+          {req.token, ttl, fenced, mode, score, std::to_string(req.queue_timeout.count()), hold_id,
+           req.may_be_handed ? "1" : "0"},
           classify_fair_grant,
           std::move(done)));
     }
@@ -73,7 +75,8 @@ round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquir
 }
 
 round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
-                        const std::string& token, bool last, bool wake, fanout::decided_fn done) {
+                        const std::string& token, std::uint64_t hold_id, bool last, bool wake,
+                        fanout::decided_fn done) {
   auto publish = wake ? "1" : "0";
   if (kind == lock_kind::mutex)
     return round_ptr(new fanout(client, scripts::mutex_release, {key}, {token, client_impl::channel(key), publish},
@@ -84,7 +87,7 @@ round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind ki
   return round_ptr(new fanout(client, scripts::reentrant_release,
                               {key, client_impl::queue_key(key), client_impl::queue_deadlines_key(key),
                                client_impl::queue_terms_key(key)},
-                              {token, client_impl::channel(key), last ? "1" : "0", publish, release_id},
+                              {token, client_impl::channel(key), last ? "1" : "0", publish, release_id, std::to_string(hold_id)},
                               classify_one_zero, std::move(done)));
 }
 
@@ -119,11 +122,11 @@ void undo_reentry(const std::shared_ptr<client_impl>& client, const std::string&
 }
 
 void leave_queue(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& field,
-                 std::optional<milliseconds> extend_to, fanout::decided_fn done) {
+                 std::uint64_t hold_id, std::optional<milliseconds> extend_to, fanout::decided_fn done) {
   round_ptr round(new fanout(client, scripts::fair_dequeue,
                              {client_impl::queue_key(key), client_impl::queue_deadlines_key(key),
                               client_impl::queue_terms_key(key), key},
-                             {field, extend_to ? std::to_string(extend_to->count()) : std::string()},
+                             {field, extend_to ? std::to_string(extend_to->count()) : std::string(), std::to_string(hold_id)},
                              classify_one_zero, std::move(done)));
   round->start();
 }
@@ -136,9 +139,10 @@ std::vector<std::uint32_t> may_hold(const fanout& attempt) {
 }
 
 void release_abandoned(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
-                       const std::string& token, const std::vector<std::uint32_t>& nodes) {
+                       const std::string& token, std::uint64_t hold_id, const std::vector<std::uint32_t>& nodes) {
   // No wake-up: only a holder's release means the lock became free.
-  if (!nodes.empty()) release_round(client, kind, key, token, true, false, [](fanout&) {})->start_on(nodes);
+  if (!nodes.empty())
+    release_round(client, kind, key, token, hold_id, true, false, [](fanout&) {})->start_on(nodes);
 }
 
 }  // namespace redlock::detail

@@ -28,14 +28,19 @@ struct acquire_request {
   bool reenter = false;
   double queue_score = 0;  // fair: the same on every master
   milliseconds queue_timeout{0};
-  std::string poll_id;  // fair: this poll's id; empty: never hand this waiter the lock
+  // Reentrant, fair: this request's id, or the hold's id when re-entering.
+  std::uint64_t hold_id = 0;
+  bool may_be_handed = false;  // fair: a release may hand this waiter the lock
 };
 round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquire_request& req, fanout::decided_fn done);
 
 /// Releases one hold (`last`: the final level of a reentrant/fair hold, or a
 /// mutex) on every master; `wake` publishes on the release channel.
+/// `hold_id` (reentrant, fair): the latest request id of the acquisition
+/// being ended; holds taken by later requests of ours are left alone.
 round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
-                        const std::string& token, bool last, bool wake, fanout::decided_fn done);
+                        const std::string& token, std::uint64_t hold_id, bool last, bool wake,
+                        fanout::decided_fn done);
 
 /// Asks every master for the type of `key`: `done(true)` if some master holds
 /// data of another type there (someone else's, never overwritten).
@@ -51,7 +56,7 @@ void undo_reentry(const std::shared_ptr<client_impl>& client, const std::string&
 /// ("yes"), confirming a hold a release handed over for its queue deadline
 /// only. (A waiter that gives up leaves by a release, which passes the lock on.)
 void leave_queue(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& field,
-                 std::optional<milliseconds> extend_to, fanout::decided_fn done);
+                 std::uint64_t hold_id, std::optional<milliseconds> extend_to, fanout::decided_fn done);
 
 /// The masters where an attempt may have applied: all but those that refused
 /// it (a refusal is final: that attempt's write did not happen there and
@@ -60,6 +65,6 @@ std::vector<std::uint32_t> may_hold(const fanout& attempt);
 
 /// Fire-and-forget release of an abandoned attempt on the given masters.
 void release_abandoned(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
-                       const std::string& token, const std::vector<std::uint32_t>& nodes);
+                       const std::string& token, std::uint64_t hold_id, const std::vector<std::uint32_t>& nodes);
 
 }  // namespace redlock::detail

@@ -55,7 +55,8 @@ void start_release(std::shared_ptr<client_impl> client, std::shared_ptr<lock_sta
     if (last) state->set_valid_until(steady_time{});  // released: no validity left either way
     complete_handler(client, std::move(*h), ec);
   };
-  release_round(client, state->kind, state->key, state->token, last, true, std::move(on_decided))->start();
+  release_round(client, state->kind, state->key, state->token, state->hold_id, last, true, std::move(on_decided))
+      ->start();
 }
 
 void run_extend(const std::shared_ptr<client_impl>& client, const std::shared_ptr<lock_state>& state, milliseconds ttl,

@@ -63,6 +63,19 @@ struct timed_waiter {
   }
 };
 
+// The owner field holding a reentrant/fair lock on one master (the hash's
+// other field, ':hold-id', is bookkeeping: docs/algorithm.md, section 7).
+std::string holder_field(redlock::testing::redis_process& s, const std::string& key) {
+  std::istringstream fields(s.command({"HKEYS", key}));
+  for (std::string f; fields >> f;)
+    if (!f.starts_with(':')) return f;
+  return {};
+}
+
+// A hold id at least as large as any the test's clients drew: a release
+// script run by hand with it may delete their holds.
+const std::string any_hold_id = "1000000000";
+
 std::size_t queued_on(redlock::testing::redis_process& s, const std::string& key) {
   auto n = s.command({"ZCARD", "{" + key + "}:queue"});
   return n.starts_with("ERR") ? 0 : std::stoul(n);
@@ -225,7 +238,7 @@ BOOST_AUTO_TEST_CASE(fair_holder_leaves_the_queue_also_where_it_did_not_hold_the
   masters m(3);
   redlock::client holder(m.options());
   auto held = holder.acquire("stale-head", fair());
-  auto field = m[0].command({"HKEYS", "stale-head"});
+  auto field = holder_field(m[0], "stale-head");
   m[2].command({"DEL", "stale-head"});
   m[2].command({"ZADD", "{stale-head}:queue", "1", field});
   m[2].command({"ZADD", "{stale-head}:timeout", "99999999999999", field});
@@ -239,15 +252,15 @@ BOOST_AUTO_TEST_CASE(fair_crashed_waiter_is_swept_after_its_timeout) {
   // Without hand-over terms (a fenced waiter) the release only names it;
   // with them the release hands it the lock, but only until its queue
   // deadline, not for its 5 s ttl.
-  for (std::string terms : {"", "7"}) {
-    BOOST_TEST_CONTEXT("poll id '" << terms << "'") {
+  for (std::string may_be_handed : {"0", "1"}) {
+    BOOST_TEST_CONTEXT("may be handed the lock: " << may_be_handed) {
       masters m(3);
       redlock::client holder(m.options()), waiter(m.options());
       auto held = holder.acquire("sweep", fair());
       for (std::size_t i = 0; i < 3; ++i)
         m[i].command({"EVAL", std::string(redlock::detail::scripts::fair_acquire.body), "5", "sweep", "{sweep}:fence",
                       "{sweep}:queue", "{sweep}:timeout", "{sweep}:terms", "ghost:0", "5000", "0", "first", "1", "600",
-                      terms});
+                      "7", may_be_handed});
       BOOST_TEST(queued_on(m[0], "sweep") == 1u);
       holder.release(held);
       auto t0 = steady::now();
@@ -423,7 +436,7 @@ BOOST_AUTO_TEST_CASE(fair_head_that_gives_up_wakes_the_next_waiter) {
   for (std::size_t i = 0; i < 3; ++i)  // a head that will give up, first in line everywhere
     m[i].command({"EVAL", std::string(redlock::detail::scripts::fair_acquire.body), "5", "giveup", "{giveup}:fence",
                   "{giveup}:queue", "{giveup}:timeout", "{giveup}:terms", "quitter:0", "5000", "0", "first", "1",
-                  "10000", ""});
+                  "10000", "1", "0"});
   auto o = fair(8000ms);
   o.queue_timeout = 10000ms;
   timed_waiter t(waiter, "giveup", o);
@@ -434,7 +447,7 @@ BOOST_AUTO_TEST_CASE(fair_head_that_gives_up_wakes_the_next_waiter) {
   for (std::size_t i = 0; i < 3; ++i)  // as a client that gives up leaves
     m[i].command({"EVAL", std::string(redlock::detail::scripts::reentrant_release.body), "4", "giveup",
                   "{giveup}:queue", "{giveup}:timeout", "{giveup}:terms", "quitter:0", "{giveup}:released", "1", "1",
-                  "quitting"});
+                  "quitting", "1"});
   auto waited = t.acquired_after(left_at);
   BOOST_TEST((waited < 1500ms), "acquired " << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()
                                             << " ms after the head left, with a 3000 ms retry delay");
@@ -495,7 +508,7 @@ BOOST_AUTO_TEST_CASE(fair_grant_from_before_our_own_release_there_is_not_counted
   masters m(3);
   redlock::client holder(m.options()), waiter(m.options());
   auto held = holder.acquire("stale-grant", fair());
-  auto holder_field = m[0].command({"HKEYS", "stale-grant"});
+  auto holder_owner = holder_field(m[0], "stale-grant");
   // Free on master 0 only: the waiter's first poll wins it there, fails
   // overall, and releases it there (keeping its place in line).
   m[0].command({"DEL", "stale-grant"});
@@ -513,8 +526,8 @@ BOOST_AUTO_TEST_CASE(fair_grant_from_before_our_own_release_there_is_not_counted
   m[0].command({"PUBLISH", channel, "+1 " + field});  // names its first poll (id 1)
   // The holder's release reaches master 1 alone: a real hand-over there.
   m[1].command({"EVAL", std::string(redlock::detail::scripts::reentrant_release.body), "4", "stale-grant",
-                "{stale-grant}:queue", "{stale-grant}:timeout", "{stale-grant}:terms", holder_field,
-                "{stale-grant}:released", "1", "1", "release-1"});
+                "{stale-grant}:queue", "{stale-grant}:timeout", "{stale-grant}:terms", holder_owner,
+                "{stale-grant}:released", "1", "1", "release-1", any_hold_id});
   t.join();
   BOOST_REQUIRE(got.has_value());
   int holding = 0;
@@ -531,7 +544,7 @@ BOOST_AUTO_TEST_CASE(fair_waiter_that_gives_up_returns_a_lock_handed_to_it) {
   masters m(3);
   redlock::client holder(m.options()), waiter(m.options()), next(m.options());
   auto held = holder.acquire("gave-up", fair());
-  auto holder_field = m[0].command({"HKEYS", "gave-up"});
+  auto holder_owner = holder_field(m[0], "gave-up");
   auto o = fair(1500ms);
   o.queue_timeout = 10000ms;
   std::thread quitter([&] { BOOST_CHECK_THROW(waiter.acquire("gave-up", o), redlock::error); });
@@ -545,8 +558,8 @@ BOOST_AUTO_TEST_CASE(fair_waiter_that_gives_up_returns_a_lock_handed_to_it) {
   BOOST_REQUIRE(eventually([&] { return queued_on(m[0], "gave-up") == 2u; }));
   auto quitter_field = m[0].command({"ZRANGE", "{gave-up}:queue", "0", "0"});
   m[0].command({"EVAL", std::string(redlock::detail::scripts::reentrant_release.body), "4", "gave-up",
-                "{gave-up}:queue", "{gave-up}:timeout", "{gave-up}:terms", holder_field, "{gave-up}:released", "1",
-                "1", "release-1"});
+                "{gave-up}:queue", "{gave-up}:timeout", "{gave-up}:terms", holder_owner, "{gave-up}:released", "1",
+                "1", "release-1", any_hold_id});
   BOOST_TEST(m[0].command({"HEXISTS", "gave-up", quitter_field}) == "1");  // handed over there
   quitter.join();
   BOOST_TEST(eventually([&] { return m[0].command({"HEXISTS", "gave-up", quitter_field}) == "0"; }));

@@ -2,6 +2,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "masters.hpp"
+#include "scripts/script.hpp"
 
 #include <redlock/redlock.hpp>
 
@@ -150,4 +151,36 @@ BOOST_AUTO_TEST_CASE(reentrant_key_of_another_type_is_left_alone) {
   redlock::client c(m.options());
   BOOST_TEST(code_of([&] { c.acquire("plain", reentrant()); }) == errc::wrong_type);
   for (std::size_t i = 0; i < 3; ++i) BOOST_TEST(m[i].command({"GET", "plain"}) == "someone's value");
+}
+
+BOOST_AUTO_TEST_CASE(reentrant_requests_older_than_the_hold_leave_it_alone) {
+  // The scripts' side of the hold id (docs/algorithm.md, section 7), run by
+  // hand on one master: requests of the same owner that arrive late (ids
+  // older than the hold) neither take nor delete it; the hold's own id does.
+  masters m(1);
+  auto acquire = [&](const std::string& mode, const std::string& id) {
+    return m[0].command({"EVAL", std::string(redlock::detail::scripts::reentrant_acquire.body), "2", "late",
+                         "{late}:fence", "c:o", "60000", "0", mode, id});
+  };
+  auto release = [&](const std::string& last, const std::string& id) {
+    return m[0].command({"EVAL", std::string(redlock::detail::scripts::reentrant_release.body), "4", "late",
+                         "{late}:queue", "{late}:timeout", "{late}:terms", "c:o", "{late}:released", last, "1",
+                         "rel", id});
+  };
+  BOOST_TEST(acquire("first", "5") == "OK");
+  BOOST_TEST(acquire("first", "3") == "(nil)");  // a late first request
+  BOOST_TEST(m[0].command({"HGET", "late", ":hold-id"}) == "5");
+  BOOST_TEST(release("1", "4") == "0");  // the clean-up of request 4
+  BOOST_TEST(m[0].command({"HGET", "late", "c:o"}) == "1");
+  BOOST_TEST(acquire("reenter", "5") == "OK");
+  BOOST_TEST(release("0", "4") == "0");  // a late release of one level
+  BOOST_TEST(m[0].command({"HGET", "late", "c:o"}) == "2");
+  BOOST_TEST(release("1", "5") == "1");
+  BOOST_TEST(m[0].command({"EXISTS", "late"}) == "0");
+  // A leftover of an older request of ours is adopted by a newer one.
+  BOOST_TEST(acquire("first", "6") == "OK");
+  BOOST_TEST(acquire("first", "7") == "OK");
+  BOOST_TEST(m[0].command({"HGET", "late", ":hold-id"}) == "7");
+  BOOST_TEST(release("1", "6") == "0");
+  BOOST_TEST(release("1", "7") == "1");
 }

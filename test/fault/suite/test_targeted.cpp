@@ -5,9 +5,13 @@
 #define BOOST_TEST_MODULE fault_targeted
 #include <boost/test/unit_test.hpp>
 
+#include "checkers.hpp"
+#include "cluster.hpp"
 #include "nemesis.hpp"
+#include "scripted.hpp"
 
 #include <iostream>
+#include <thread>
 
 using namespace std::chrono_literals;
 using namespace redlock::fault;
@@ -107,4 +111,68 @@ BOOST_AUTO_TEST_CASE(paused_holder_stale_writes_are_rejected) {
   // (Sanitized builds may be too slow for a successor to write in between.)
   BOOST_TEST(r.report.writes_rejected > 0u, "no stale write was refused: the fault did not bite");
 #endif
+}
+
+// ---- a release that arrives late, on a connection the client dropped ----------------
+// A reentrant or fair owner field is the same at every acquisition. Here the
+// holder's release reaches two of three masters only after the client gave
+// up on that connection (stall_timeout), reconnected and acquired the lock
+// again: without a hold id on each master, those late releases deleted the
+// new hold there, and a second client then took the lock too (docs/safety.md,
+// "Stale clean-ups of a reused owner field"). The checkers judge the history.
+namespace {
+
+void late_release_cannot_delete_a_newer_hold(redlock::lock_kind kind) {
+  cluster_options co;
+  co.masters = 3;
+  co.aof = false;
+  co.seed = seed;
+  cluster c(co);
+  redlock::client_options copts;
+  copts.nodes = c.uris();
+  copts.node_timeout = 50ms;
+  copts.stall_timeout = 150ms;
+  redlock::client a(copts), b(copts);
+  redlock::acquire_options o;
+  o.kind = kind;
+  o.owner = "worker";
+  o.ttl = 8000ms;
+  o.retry_delay = 10ms;
+  o.retry_jitter = 5ms;
+  history h;
+  scripted s(h);
+
+  auto first = s.acquire(a, 0, "late-release", o);
+  BOOST_REQUIRE(first);
+  for (std::size_t i = 1; i < 3; ++i) c.proxy(i)->set_latency(direction::client_to_server, 1500ms);
+  s.release(a, 0, first);  // lands on masters 1 and 2 about 1.5 s from now
+  std::this_thread::sleep_for(400ms);  // both connections stalled and were dropped
+  for (std::size_t i = 1; i < 3; ++i) c.proxy(i)->set_latency(direction::client_to_server, 0ms, 0ms, 0.0);
+  auto again = s.acquire(a, 0, "late-release", o);  // on fresh connections
+  BOOST_REQUIRE(again);
+  std::this_thread::sleep_for(1600ms);  // the late releases have run
+
+  std::size_t still_held = 0;
+  for (std::size_t i = 0; i < 3; ++i)
+    still_held += c.master(i).command({"EXISTS", "late-release"}) == "1";
+  BOOST_TEST(still_held == 3u, "the late releases deleted the new hold on " << 3 - still_held << " master(s)");
+  redlock::acquire_options other = o;
+  other.owner = "intruder";
+  other.wait = 300ms;
+  auto second = s.acquire(b, 1, "late-release", other);
+  BOOST_TEST(!second, "a second client acquired a lock the first still holds");
+  s.release(b, 1, second);
+  s.release(a, 0, again);
+  auto v = check_exclusion(s.ops());
+  for (auto& x : v) std::cout << "  " << x << std::endl;
+  BOOST_TEST(v.empty());
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(reentrant_late_release_on_a_dropped_connection_cannot_delete_a_newer_hold) {
+  late_release_cannot_delete_a_newer_hold(redlock::lock_kind::reentrant);
+}
+BOOST_AUTO_TEST_CASE(fair_late_release_on_a_dropped_connection_cannot_delete_a_newer_hold) {
+  late_release_cannot_delete_a_newer_hold(redlock::lock_kind::fair);
 }
