@@ -231,6 +231,35 @@ BOOST_AUTO_TEST_CASE(fair_waiter_keeps_its_place_where_a_failed_attempt_was_gran
   for (std::size_t i = 0; i < 3; ++i) BOOST_TEST(eventually([&] { return queued_on(m[i], "place") == 0u; }));
 }
 
+BOOST_AUTO_TEST_CASE(fair_requests_older_than_our_latest_poll_leave_our_place_alone) {
+  // The scripts' side of the hold id for the queue (docs/algorithm.md,
+  // section 7), by hand on one master: a poll or a leaving release of ours
+  // that arrives after a later poll neither moves us back in line nor takes
+  // us out of it; the later acquisition's own release does.
+  masters m(1);
+  m[0].command({"HSET", "line", "other:o", "1"});
+  m[0].command({"PEXPIRE", "line", "60000"});
+  auto poll = [&](const std::string& score, const std::string& id) {
+    return m[0].command({"EVAL", std::string(redlock::detail::scripts::fair_acquire.body), "5", "line",
+                         "{line}:fence", "{line}:queue", "{line}:timeout", "{line}:terms", "c:o", "5000", "0",
+                         "first", score, "10000", id, "1"});
+  };
+  auto leave = [&](const std::string& id) {
+    return m[0].command({"EVAL", std::string(redlock::detail::scripts::reentrant_release.body), "4", "line",
+                         "{line}:queue", "{line}:timeout", "{line}:terms", "c:o", "{line}:released", "1", "1",
+                         "rel", id});
+  };
+  BOOST_TEST(poll("200", "5") == "-1");  // first in line, the lock held by another
+  BOOST_TEST(poll("100", "3") == "(nil)");  // a late poll from an older acquisition
+  BOOST_TEST(m[0].command({"ZSCORE", "{line}:queue", "c:o"}) == "200");
+  BOOST_TEST(m[0].command({"HGET", "{line}:terms", "c:o"}) == "5 5000");
+  BOOST_TEST(leave("4") == "0");  // the older acquisition giving up, late
+  BOOST_TEST(queued_on(m[0], "line") == 1u);
+  BOOST_TEST(leave("5") == "0");  // this one giving up (it holds nothing)
+  BOOST_TEST(queued_on(m[0], "line") == 0u);
+  BOOST_TEST(m[0].command({"HEXISTS", "line", "other:o"}) == "1");  // never another owner's hold
+}
+
 BOOST_AUTO_TEST_CASE(fair_holder_leaves_the_queue_also_where_it_did_not_hold_the_lock) {
   // The holder's leave at grant time did not reach master 2 (and it does not
   // hold the lock there): its release must still take it out of that queue,
