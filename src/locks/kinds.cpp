@@ -56,8 +56,8 @@ round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquir
       return round_ptr(new fanout(client, scripts::mutex_acquire, {req.key, fence}, {req.token, ttl, fenced},
                                   classify_grant, std::move(done)));
     case lock_kind::reentrant:
-      return round_ptr(new fanout(client, scripts::reentrant_acquire, {req.key, fence}, {req.token, ttl, fenced, mode, hold_id},
-                                  classify_grant, std::move(done)));
+      return round_ptr(new fanout(client, scripts::reentrant_acquire, {req.key, fence},
+                                  {req.token, ttl, fenced, mode, hold_id}, classify_grant, std::move(done)));
     case lock_kind::fair: {
       char score[32];
       std::snprintf(score, sizeof score, "%.0f", req.queue_score);
@@ -87,7 +87,8 @@ round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind ki
   return round_ptr(new fanout(client, scripts::reentrant_release,
                               {key, client_impl::queue_key(key), client_impl::queue_deadlines_key(key),
                                client_impl::queue_terms_key(key)},
-                              {token, client_impl::channel(key), last ? "1" : "0", publish, release_id, std::to_string(hold_id)},
+                              {token, client_impl::channel(key), last ? "1" : "0", publish, release_id,
+                               std::to_string(hold_id)},
                               classify_one_zero, std::move(done)));
 }
 
@@ -126,7 +127,8 @@ void leave_queue(const std::shared_ptr<client_impl>& client, const std::string& 
   round_ptr round(new fanout(client, scripts::fair_dequeue,
                              {client_impl::queue_key(key), client_impl::queue_deadlines_key(key),
                               client_impl::queue_terms_key(key), key},
-                             {field, extend_to ? std::to_string(extend_to->count()) : std::string(), std::to_string(hold_id)},
+                             {field, extend_to ? std::to_string(extend_to->count()) : std::string(),
+                              std::to_string(hold_id)},
                              classify_one_zero, std::move(done)));
   round->start();
 }
