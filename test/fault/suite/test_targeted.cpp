@@ -119,15 +119,20 @@ BOOST_AUTO_TEST_CASE(paused_holder_stale_writes_are_rejected) {
 // up on that connection (stall_timeout), reconnected and acquired the lock
 // again: without a hold id on each master, those late releases deleted the
 // new hold there, and a second client then took the lock too (docs/safety.md,
-// "Stale clean-ups of a reused owner field"). The checkers judge the history.
+// "Late commands on a dropped connection"). The checkers judge the history.
 namespace {
 
-void late_release_cannot_delete_a_newer_hold(redlock::lock_kind kind) {
+// Three masters without persistence, each behind a fault proxy.
+cluster_options three_proxied_masters() {
   cluster_options co;
   co.masters = 3;
   co.aof = false;
   co.seed = seed;
-  cluster c(co);
+  return co;
+}
+
+void late_release_cannot_delete_a_newer_hold(redlock::lock_kind kind) {
+  cluster c(three_proxied_masters());
   redlock::client_options copts;
   copts.nodes = c.uris();
   copts.node_timeout = 50ms;
@@ -175,4 +180,64 @@ BOOST_AUTO_TEST_CASE(reentrant_late_release_on_a_dropped_connection_cannot_delet
 }
 BOOST_AUTO_TEST_CASE(fair_late_release_on_a_dropped_connection_cannot_delete_a_newer_hold) {
   late_release_cannot_delete_a_newer_hold(redlock::lock_kind::fair);
+}
+
+// ---- a hand-over judged too old while the next poll is in flight ------------------
+// A fair waiter is handed the lock on every master, but on terms from a poll
+// sent before its clock jumped forward, so the validity looks used up. Its
+// next poll is in flight (each poll takes 300 ms to reach the masters). A
+// waiter that gave the handed holds back at this point had its release run
+// right after that poll on each connection: the poll reported "granted"
+// everywhere and the waiter won, holding the lock nowhere (the nemesis found
+// this on seed 59; fixed in 95d1532). The waiter must poll again instead and
+// hold what it won.
+BOOST_AUTO_TEST_CASE(fair_hand_over_judged_too_old_does_not_undo_the_poll_in_flight) {
+  cluster c(three_proxied_masters());
+  redlock::client_options direct;
+  for (std::size_t i = 0; i < 3; ++i) direct.nodes.push_back(c.master(i).uri());
+  redlock::client holder(direct), other(direct);
+  auto clock = std::make_shared<drift_clock>();
+  redlock::client_options via_proxies;
+  via_proxies.nodes = c.uris();
+  via_proxies.node_timeout = 600ms;
+  via_proxies.clock = clock;
+  redlock::client waiter(via_proxies);
+
+  redlock::acquire_options o;
+  o.kind = redlock::lock_kind::fair;
+  o.ttl = 10000ms;
+  auto held = holder.acquire("in-flight", o);
+  o.ttl = 3000ms;
+  o.queue_timeout = 2000ms;  // a handed hold counts for min(ttl, queue timeout) from its poll
+  o.retry_delay = 50ms;
+  o.retry_jitter = 0ms;
+  o.wait = 10000ms;
+  std::optional<redlock::lock> got;
+  std::thread t([&] { got = waiter.try_acquire("in-flight", o); });
+  auto terms_on_m0 = [&] { return c.master(0).command({"HVALS", "{in-flight}:terms"}); };
+  auto deadline = steady::now() + 5s;
+  while (terms_on_m0() == "" && steady::now() < deadline) std::this_thread::sleep_for(1ms);
+  for (std::size_t i = 0; i < 3; ++i) c.proxy(i)->set_latency(direction::client_to_server, 300ms);
+  std::this_thread::sleep_for(400ms);  // polls sent from now on take 300 ms to arrive
+  // A poll arrives: its terms are what the release will hand over on. Its
+  // "queued" reply comes back at once; the next poll leaves 50 ms later.
+  auto before = terms_on_m0();
+  while (terms_on_m0() == before && steady::now() < deadline + 2s) std::this_thread::sleep_for(1ms);
+  clock->jump(5000ms);  // after that poll was sent: its hand-over looks 5 s old
+  std::this_thread::sleep_for(150ms);  // the next poll is in flight
+  holder.release(held);  // hands the lock to the waiter on every master
+  t.join();
+  BOOST_REQUIRE(got.has_value());
+  std::this_thread::sleep_for(500ms);  // anything the waiter sent meanwhile has landed
+  std::size_t holding = 0;
+  for (std::size_t i = 0; i < 3; ++i)
+    holding += c.master(i).command({"HEXISTS", "in-flight", got->token()}) == "1";
+  BOOST_TEST(holding >= 2u, "the waiter won, holding the lock on " << holding << " of 3 masters");
+  redlock::acquire_options intruder = o;
+  intruder.wait = 300ms;
+  intruder.owner = "intruder";
+  auto second = other.try_acquire("in-flight", intruder);
+  BOOST_TEST(!second.has_value(), "a second client acquired the lock the waiter holds");
+  if (second) other.release(*second);
+  BOOST_CHECK_NO_THROW(waiter.release(*got));
 }
