@@ -106,7 +106,8 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
       // on the same connection (FIFO); had the connection been replaced, this
       // reply would never have come.
       if (self->options_.kind == lock_kind::mutex && (self->attempts_ != attempt || self->abandoned_))
-        release_abandoned(self->client_, self->options_.kind, self->key_, token, 0, {node});
+        release_abandoned(self->client_, self->options_.kind, self->key_, token, /*hold_id: mutex has none*/ 0,
+                          {node});
     });
     abandoned_ = false;
     // A fair poll that fails is only followed by waiting in line: hear every
@@ -177,7 +178,6 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
       wake();
     }
   }
-
 
   // The master's hold lives at least until the poll it names was sent plus
   // our ttl, or our queue timeout if shorter (reentrant_release.lua).
