@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redlock-bench: shared types and helpers of the scenarios.
 #pragma once
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # compare-peer.sh: redlock-bench next to a Node.js RedLock peer (the redlock
 # npm package v5 with ioredis, /work/shared/peers/node-redlock), back to back
 # on the same 5 redis-server masters, then a side-by-side table of ratios.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redlock-bench: latency and throughput of redlock against real masters.
 //
 //   redlock-bench [--quick] [--json FILE] [--scenario NAME ...]

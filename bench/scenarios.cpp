@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scenarios of redlock-bench. Each builds its own clients (so no state
 // leaks from one to the next), warms up, then measures.
 #include "bench.hpp"

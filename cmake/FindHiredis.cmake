@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Debian's hiredis 0.14 ships a HiredisConfig.cmake without a target, so we go
 # through pkg-config and make an imported target of our own.
 find_package(PkgConfig QUIET)

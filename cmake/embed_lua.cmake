@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Generates a C++ source with every lua/*.lua script as a string constant and
 # its SHA1 (what Redis's EVALSHA expects). Run at build time so editing a
 # script rebuilds. Inputs: OUT, and SCRIPTS (.lua paths separated by |).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Callbacks on your own io_context.
 #include <redlock/redlock.hpp>
 

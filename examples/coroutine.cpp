@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // C++20 coroutines with asio::use_awaitable, and a fencing token.
 #include <redlock/redlock.hpp>
 

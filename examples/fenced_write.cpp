@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fencing end to end: a holder that pauses past its lease cannot overwrite the
 // work of the holder that came after it.
 //

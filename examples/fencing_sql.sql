@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Checking fencing tokens in a SQL database (PostgreSQL syntax; MySQL notes
 -- at the end). The reasoning is in docs/fencing.md; this file is the code.
 --

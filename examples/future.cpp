@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // async_client with asio::use_future: straight-line code that blocks on each
 // step when it needs the result, while the I/O runs on a thread of its own.
 //   example_future redis://127.0.0.1:7001,redis://127.0.0.1:7002,redis://127.0.0.1:7003

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Leader election with a renewed lease. Run several copies against the same
 // masters: one leads, the others wait; when the leader stops, crashes or loses
 // its lease, another takes over.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The simplest use: a guard that releases when it goes out of scope.
 //   example_sync_guard redis://127.0.0.1:7001,redis://127.0.0.1:7002,redis://127.0.0.1:7003
 #include <redlock/redlock.hpp>

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Extend a lease on one master if, and only if, we still own the lock there.
 -- Works for every kind: a string key holding our token (mutex) or a hash
 -- with our owner field (reentrant, fair).

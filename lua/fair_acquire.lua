@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Acquire a fair (FIFO) lock on one master. Waiters are ordered in a sorted
 -- set by ONE score the client chose for this waiter and sends to every master
 -- (ties broken by the member name), so all masters agree on who is first.

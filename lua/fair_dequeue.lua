@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- A fair-lock waiter that won a quorum leaves the queue on one master
 -- (granted masters keep it in line until then, see fair_acquire.lua). A
 -- waiter that gives up leaves through reentrant_release.lua instead, which

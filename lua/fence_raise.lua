@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Raise round of a fenced acquisition, on one master: only while we still
 -- own the lock there (string key with our token, or hash with our field),
 -- lift the fence counter to at least the token T the client derived (the max

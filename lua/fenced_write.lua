@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Storage-side fencing check for a Redis-backed store: apply a write only if
 -- its fencing token is >= the highest token seen for the resource, atomically.
 -- KEYS[1] highest token seen for the resource, KEYS[2] the data key

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Acquire the plain RedLock mutex on one master.
 -- KEYS[1] lock key (holds the holder's random token)
 -- KEYS[2] fence counter key ({R}:fence)

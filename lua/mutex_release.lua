@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Release the mutex on one master if, and only if, we still hold it.
 -- KEYS[1] lock key; ARGV[1] token, ARGV[2] release channel ({R}:released),
 -- ARGV[3] '1' to wake waiters (a real release), '0' when cleaning up an

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Acquire or re-enter a reentrant lock on one master (layout compatible with
 -- Redisson's hash lock: field '<client id>:<owner id>', value = hold count).
 -- One more field, ':hold-id', names the request that took the hold here: the

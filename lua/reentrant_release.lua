@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Release one level of a reentrant or fair lock on one master; also how a
 -- fair waiter that gives up leaves for good.
 -- KEYS[1] lock key (hash), KEYS[2] wait queue, KEYS[3] waiter deadlines,

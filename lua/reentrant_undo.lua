@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Undo one re-entry on one master after the re-entry missed its quorum:
 -- decrement our own count, never below 1 and never another owner's.
 -- KEYS[1] lock key; ARGV[1] owner field

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Read-only view of one lock on one master, for `redlock status`.
 -- KEYS[1] lock key, KEYS[2] fence counter key, KEYS[3] fair wait queue
 -- Returns { type, holder, pttl in ms, fence counter (or ''), waiters }:

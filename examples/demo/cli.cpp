@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Part 3: the `redlock` command against the same masters, run as child
 // processes exactly as a shell would: renewal keeping a short lease alive,
 // exit 75 when the lock is busy, `status`, and (local masters only) exit 70

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // redlock-demo: what the lock guarantees, shown on real redis-server masters.
 //   1. mutual exclusion: workers increment a counter (non-atomic GET, SET)
 //      only under the lock while one master is paused, killed and restarted;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared pieces of redlock-demo: the masters it runs against, a plain Redis
 // connection for the storage side, the checks that decide the exit status,
 // and waits that end early on Ctrl-C.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Part 2: fencing. Holder A takes a fenced lock with a short TTL and stalls
 // past its lease (as in a GC pause or a SIGSTOP); B takes the lock with a
 // larger token and writes; A wakes up and writes with its old token. The

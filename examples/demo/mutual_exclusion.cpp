@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Part 1: several workers increment a shared counter (a deliberately
 // non-atomic GET, pause, SET on the storage Redis) only while holding the
 // RedLock, while one master is paused, killed and restarted. At the end the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The asynchronous API: every operation takes any Asio completion token
 // (a callback, asio::use_future, asio::use_awaitable, asio::deferred, ...).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The synchronous facade: owns an I/O thread and an async_client. Errors are
 // thrown as redlock::error carrying the same codes as the async API.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The clock used for all validity arithmetic. Steady by default; injectable so
 // the fault suite can model a client whose clock drifts or jumps.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Error codes of the redlock library: one category for the async API, and an
 // exception type carrying the same code for the sync API.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Storage side of fencing, for a Redis-backed store: a write is applied only
 // if its token is >= the highest token already seen for that resource,
 // atomically (lua/fenced_write.lua). A paused ex-holder's late write gets

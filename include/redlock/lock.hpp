@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A held (or formerly held) lock: a cheap, copyable handle to shared state.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Observability without a logging library: implement `observer` (or use
 // `counters`) and pass it in client_options::observer. Hooks run on the
 // client's I/O strand: keep them short and never block in them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Options of a client (its masters and timeouts) and of one acquisition.
 #pragma once
 

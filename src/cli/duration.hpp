@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Durations on the command line: "500ms", "10s", "2m", "1h", "0".
 #pragma once
 

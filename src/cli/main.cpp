@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `redlock`: the RedLock from the shell.
 //   redlock run     --name N [--ttl 10s] [--wait 0s] [--kind K] [--fenced] -- COMMAND [ARGS...]
 //   redlock acquire --name N [--ttl 10s] [--wait 0s] [--fenced] [--json]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared state of one client: its strand, one connection per master, the
 // token source. Everything here is touched only on the strand.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The state behind a redlock::lock handle.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Validation of user input, before anything is sent (pure; unit-tested).
 #pragma once
 

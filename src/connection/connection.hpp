@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One connection to one master: Asio TCP (or TLS), pipelined requests matched
 // to replies in FIFO order, a deadline per request, lazy reconnect with capped
 // backoff. Lives on the client's strand; never blocks.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A master's address parsed from redis://[user:password@]host:port[/db]
 // (or rediss:// for TLS).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RESP encoding and decoding through hiredis (encoder and redisReader only;
 // all sockets are Asio's), and the mapping of error replies to our codes.
 #pragma once

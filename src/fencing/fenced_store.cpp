@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <redlock/fenced_store.hpp>
 
 #include "client/options_check.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "watchdog.hpp"
 
 #include "locks/operations.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lease renewal: extends a held lock through the quorum every
 // ttl * renew_fraction, and when it cannot keep the lease marks the lock lost,
 // signals its lost_slot() and runs on_lost. Lives on the client's strand.

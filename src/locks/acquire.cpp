@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Acquisition of every lock kind: the RedLock round, validity, the fencing
 // raise round, release of failed attempts, jittered retries woken early by
 // release messages, re-entry of reentrant/fair holds, and the fair queue,

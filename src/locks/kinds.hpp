@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What distinguishes the lock kinds (mutex, reentrant, fair): their scripts,
 // keys and arguments. The retry loop, validity, fencing and release on
 // failure are shared (acquire.cpp); extend and the fence raise are the same

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The lock operations behind async_client: acquire (every kind, with
 // retries, re-entry, fencing, wake-ups), release, extend, status. All run on
 // the client's strand.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Release, extend and status: one round each through the quorum coordinator.
 #include "kinds.hpp"
 #include "lease/watchdog.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "fanout.hpp"
 
 #include "client/client_impl.hpp"

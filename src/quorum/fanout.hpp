@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The quorum coordinator: one script call sent to every master in parallel,
 // each with its own deadline; decided as soon as the outcome is known (quorum
 // of "yes", or so many "no"/failures that quorum is impossible). Replies after

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RedLock validity arithmetic (pure; unit-tested). All durations come from the
 // steady (or injected) clock, never the wall clock.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every Redis script of the library: the files in lua/, embedded at build
 // time with their SHA1 (cmake/embed_lua.cmake). Run with EVALSHA; the
 // coordinator falls back to EVAL once on NOSCRIPT.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "release_listener.hpp"
 
 #include "client/client_impl.hpp"

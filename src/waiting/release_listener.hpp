@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Wake-ups for waiters: one subscriber connection per master per client,
 // channels multiplexed on it. A waiter watches its lock's release channel
 // and retries at once on a message instead of sleeping out its retry delay.

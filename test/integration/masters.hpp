@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A set of real redis-server masters for one test, and helpers to look at
 // what they hold.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A real redis-server child process on a free loopback port, for tests, the
 // bench and the demo. Owns a temporary directory (AOF/RDB live there) and
 // kills the server in its destructor.

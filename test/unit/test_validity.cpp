@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #define BOOST_TEST_MODULE unit_validity
 #include <boost/test/unit_test.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Built against the installed package: proves headers, library and the
 // package config (with its dependencies) are complete.
 #include <redlock/redlock.hpp>

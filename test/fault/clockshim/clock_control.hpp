@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test-side control of redlock_clockshim (clockshim.c), the LD_PRELOAD
 // library that shifts and scales a redis-server's clocks.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* redlock_clockshim: an LD_PRELOAD library that shifts and scales the clocks
  * of the process it is loaded into (meant for redis-server), so that a
  * master's keys expire early or late.

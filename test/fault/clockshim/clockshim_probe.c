@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* clockshim_probe <sleep_ms>: prints the clocks the shim overrides, sleeps
  * (a real nanosleep), and prints them again; used by test_clockshim.cpp with
  * LD_PRELOAD=<redlock_clockshim>. Each line, in milliseconds (time() in s):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of redlock_clockshim: directly on a small probe process, and on a
 // real (jemalloc-linked) redis-server whose keys must expire early or late.
 // Timing assertions are lower bounds, or guarded by the real time measured.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A TCP fault proxy for the fault-injection suite: one proxy in front of one
 // redis master. Clients connect to 127.0.0.1:port(); every connection is
 // forwarded to 127.0.0.1:upstream_port over a fresh upstream connection, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of redlock::fault::fault_proxy against a small Asio echo server and
 // against a real redis-server. Timing assertions are lower bounds only.
 #define BOOST_TEST_MODULE fault_proxy

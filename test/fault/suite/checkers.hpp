@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Invariant checkers over a history (history.hpp). Pure functions: each takes
 // the recorded operations (and, for the residue check, a snapshot of the keys
 // left on the masters) and returns the violations it found, each naming the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The servers of one fault-suite run: N redis masters (optionally with AOF
 // appendfsync always, optionally under the clock shim), each optionally behind
 // a fault_proxy that the clients connect to, and one separate storage redis

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A client clock for the fault suite: a redlock::clock_source that follows
 // std::chrono::steady_clock at a settable rate, with jumps. It keeps every
 // segment of its history so the test can map a reading of this clock back to

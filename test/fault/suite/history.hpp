@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The history model of the fault-injection suite: every operation a client or
 // the nemesis performed, with its invoke and completion times on ONE clock
 // (std::chrono::steady_clock of the test process) and its outcome. Pure data

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The nemesis: injects faults drawn from a seeded std::mt19937_64 into a
 // cluster and a workload, each for a random duration, then heals them, and
 // records every fault in the history (kind fault: invoke = injected,

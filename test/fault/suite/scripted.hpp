@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hand-driven scenarios for the fault suite: sync redlock::client calls
 // recorded in a history exactly like the workload records them, so the same
 // checkers judge a scripted scenario.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Each checker of the fault suite against hand-built histories: a BAD one in
 // which it must report the violation, and a good one that must pass.
 #define BOOST_TEST_MODULE unit_fault_checkers

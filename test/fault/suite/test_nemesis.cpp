@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The seeded nemesis over every safe fault type (docs/safety.md assumptions
 // hold): M clients x K resources under random faults, then every checker.
 // Any violation fails the test and prints the seed and the command that

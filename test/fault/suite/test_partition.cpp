@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Network partitions with ip netns + iptables. Two of the four clients run on
 // an io thread that entered a network namespace (setns) joined to the host by
 // a veth pair; the masters listen on the host end. Seeded partitions cut

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One short history per safe fault type: 4 clients x 3 resources on 3
 // masters behind fault proxies, with only that fault injected (seeded), then
 // every checker. Safe configurations: 0 violations expected. Prints the

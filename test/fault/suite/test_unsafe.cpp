@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Known-unsafe configurations, demonstrated: each scenario steps outside the
 // assumptions of docs/safety.md, and the checkers MUST find the violation
 // (two holders at once, a token that goes backwards). Next to each, its safe

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The workload of the fault suite: M clients x K resources. Every (client,
 // resource) pair is one coroutine that loops: acquire (fenced) -> critical
 // section (a fenced_store write with the token on the storage redis, then a
