@@ -237,3 +237,26 @@ BOOST_AUTO_TEST_CASE(cli_run_forwards_signals_to_the_command) {
   BOOST_TEST(m.holding("forward") == 0u);
   std::remove(ready.c_str());
 }
+
+BOOST_AUTO_TEST_CASE(cli_release_reaches_a_master_still_connecting_before_it_exits) {
+  // `redlock release` returns once a quorum confirmed; the process must not
+  // exit before its release reached the master whose TLS handshake is slow.
+  redlock::testing::redis_options tls;
+  tls.tls = redlock::testing::shared_test_tls();
+  masters m(3, tls);
+  auto o = m.options(100ms);
+  o.tls_ca_file = tls.tls->ca_cert.string();
+  redlock::client holder(o);
+  auto held = holder.acquire("exit-wait", {.ttl = 60000ms});
+  m[2].pause();  // the CLI's handshake with it waits until it runs again
+  std::thread resume([&] {
+    std::this_thread::sleep_for(500ms);
+    m[2].resume();
+  });
+  auto r = cli(nodes_of(m), "release --name exit-wait --token " + held.token(),
+               "REDLOCK_TLS_CA=" + quote(o.tls_ca_file));
+  resume.join();
+  BOOST_TEST(r.code == 0, r.err);
+  BOOST_TEST(m[2].command({"EXISTS", "exit-wait"}) == "0", "redlock exited before its release reached master 2");
+  BOOST_TEST(m.holding("exit-wait") == 0u);
+}
