@@ -260,3 +260,21 @@ BOOST_AUTO_TEST_CASE(cli_release_reaches_a_master_still_connecting_before_it_exi
   BOOST_TEST(m[2].command({"EXISTS", "exit-wait"}) == "0", "redlock exited before its release reached master 2");
   BOOST_TEST(m.holding("exit-wait") == 0u);
 }
+
+BOOST_AUTO_TEST_CASE(cli_run_starts_its_command_without_unsafe_calls_in_a_forked_child) {
+  // redlock's I/O thread runs while it starts COMMAND: a child made by fork()
+  // may only make async-signal-safe calls before exec. The guard makes a
+  // forked child that calls setenv() exit 86 instead.
+  masters m(3);
+  auto guard = std::string("LD_PRELOAD=") + REDLOCK_FORK_GUARD_PATH +
+               // Under ASan the preloaded guard comes before the ASan runtime.
+               " ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:verify_asan_link_order=0";
+  auto file = "/tmp/redlock-cli-guarded-" + std::to_string(::getpid());
+  auto r = cli(nodes_of(m), "run --name guarded --fenced -- sh -c 'echo \"$REDLOCK_NAME $REDLOCK_FENCE\" > " + file + "'",
+               guard);
+  BOOST_TEST(r.code == 0, r.err);
+  BOOST_TEST(r.err.find("fork_guard") == std::string::npos, r.err);
+  BOOST_TEST(slurp(file).rfind("guarded ", 0) == 0u, slurp(file));
+  BOOST_TEST(m.holding("guarded") == 0u);
+  std::remove(file.c_str());
+}
