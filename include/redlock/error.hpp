@@ -41,6 +41,8 @@ enum class errc {
   shutting_down,     ///< the client is being destroyed
   // ---- storage side of fencing ----
   stale_token,       ///< fenced_store: a newer token was already seen; nothing written
+  // ---- added in 0.2 (kept after the others: values are stable) ----
+  unfenced_hold,     ///< a fenced re-entry of a hold taken without a fencing token: it has none to give
 };
 
 const boost::system::error_category& category() noexcept;

@@ -36,6 +36,8 @@ class category_impl final : public boost::system::error_category {
       case errc::too_many_pending: return "too many requests outstanding on one connection";
       case errc::shutting_down: return "client is shutting down";
       case errc::stale_token: return "stale fencing token: a newer holder already wrote; nothing was written";
+      case errc::unfenced_hold:
+        return "re-entry asked for a fencing token, but the hold it re-enters was acquired without one";
     }
     return "unknown redlock error";
   }
