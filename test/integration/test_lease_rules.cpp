@@ -106,7 +106,7 @@ BOOST_DATA_TEST_CASE(failed_shorter_reentry_never_shortens_a_key, bdata::make(ha
 BOOST_DATA_TEST_CASE(successful_shorter_extend_keeps_the_keys_the_window_and_the_lease, bdata::make(every_kind),
                      kind) {
   masters m(3);
-  redlock::client a(m.options(50ms));
+  redlock::client a(m.options(200ms));
   const std::string key = "shorter-ok";
   auto o = options_for(kind, 6s);
   o.renew = true;  // renews every 2 s
@@ -126,7 +126,7 @@ BOOST_DATA_TEST_CASE(successful_shorter_extend_keeps_the_keys_the_window_and_the
 // is back keeps it.
 BOOST_DATA_TEST_CASE(one_timeout_and_one_refusal_do_not_end_a_renewed_lease, bdata::make(every_kind), kind) {
   masters m(3);
-  redlock::client a(m.options(50ms));
+  redlock::client a(m.options(200ms));
   const std::string key = "transient";
   std::atomic<int> lost{0};
   auto o = options_for(kind, 1500ms);
@@ -150,7 +150,7 @@ BOOST_DATA_TEST_CASE(one_timeout_and_one_refusal_do_not_end_a_renewed_lease, bda
 BOOST_DATA_TEST_CASE(extend_and_release_say_not_held_only_when_refusals_make_a_quorum_impossible,
                      bdata::make(every_kind), kind) {
   masters m(3);
-  redlock::client a(m.options(50ms));
+  redlock::client a(m.options(200ms));
   const std::string key = "inconclusive";
   auto held = a.acquire(key, options_for(kind, 10s));
   plant_intruder(m[2], key, kind);
@@ -232,24 +232,25 @@ struct manual_clock final : redlock::clock_source {
 BOOST_DATA_TEST_CASE(reentry_of_a_lapsed_hold_is_refused, bdata::make(hash_kinds), kind) {
   masters m(3);
   auto clock = std::make_shared<manual_clock>();
-  auto copts = m.options(50ms);
+  auto copts = m.options(200ms);
   copts.clock = clock;
   redlock::client a(copts);
   const std::string key = "lapsed";
   auto held = a.acquire(key, options_for(kind, 20s));
   clock->offset = std::chrono::seconds(25);
   BOOST_TEST(held.remaining_validity() <= 0ms);
-  BOOST_TEST(m.holding(key) == 3u);  // the masters' keys have not expired
+  // The masters' keys have not expired (the third may still be applying).
+  BOOST_TEST(eventually([&] { return m.holding(key) == 3u; }));
   BOOST_TEST(code_of([&] { a.acquire(key, options_for(kind, 20s)); }) == errc::not_held);
   BOOST_TEST(held.holds() == 1);
   a.release(held);
-  BOOST_TEST(m.holding(key) == 0u);
+  BOOST_TEST(eventually([&] { return m.holding(key) == 0u; }));
 }
 
 // A renewed hold that was declared lost is not re-entered either.
 BOOST_DATA_TEST_CASE(reentry_of_a_lost_hold_is_refused, bdata::make(hash_kinds), kind) {
   masters m(3);
-  redlock::client a(m.options(50ms));
+  redlock::client a(m.options(200ms));
   const std::string key = "lost-reentry";
   auto o = options_for(kind, 900ms);
   o.renew = true;
@@ -270,7 +271,7 @@ BOOST_DATA_TEST_CASE(reentry_of_a_lost_hold_is_refused, bdata::make(hash_kinds),
 // give: it is refused with its own error, and nothing changes on the masters.
 BOOST_DATA_TEST_CASE(fenced_reentry_of_an_unfenced_hold_is_refused, bdata::make(hash_kinds), kind) {
   masters m(3);
-  redlock::client a(m.options(50ms));
+  redlock::client a(m.options(200ms));
   const std::string key = "fence-reentry";
   auto held = a.acquire(key, options_for(kind, 10s));
   auto fenced = options_for(kind, 10s);
@@ -293,7 +294,7 @@ BOOST_DATA_TEST_CASE(fenced_reentry_of_an_unfenced_hold_is_refused, bdata::make(
 // its kind.
 BOOST_DATA_TEST_CASE(an_adopted_lock_can_be_extended_and_released, bdata::make(every_kind), kind) {
   masters m(3);
-  auto copts = m.options(50ms);
+  auto copts = m.options(200ms);
   std::string token;
   {
     redlock::client owner(copts);
@@ -304,7 +305,13 @@ BOOST_DATA_TEST_CASE(an_adopted_lock_can_be_extended_and_released, bdata::make(e
   auto adopted = other.async().adopt("adopted", token, 10s);
   other.extend(adopted, 20s);
   BOOST_TEST(adopted.remaining_validity() > 15s);
-  BOOST_TEST(pttl(m[0], "adopted") > 15000);
+  // (The acquiring client may have closed before its third request left.)
+  auto extended = [&] {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < 3; ++i) n += pttl(m[i], "adopted") > 15000;
+    return n;
+  };
+  BOOST_TEST(eventually([&] { return extended() >= 2u; }));
   other.release(adopted);
-  BOOST_TEST(m.holding("adopted") == 0u);
+  BOOST_TEST(eventually([&] { return m.holding("adopted") == 0u; }));
 }
