@@ -278,3 +278,23 @@ BOOST_AUTO_TEST_CASE(cli_run_starts_its_command_without_unsafe_calls_in_a_forked
   BOOST_TEST(m.holding("guarded") == 0u);
   std::remove(file.c_str());
 }
+
+// Issue 13, item 3: a lock taken by `redlock acquire` in one process is
+// extended and released by token in others, whatever its kind (the
+// reentrant and fair kinds' release used to refuse an adopted hold).
+BOOST_AUTO_TEST_CASE(cli_release_by_token_frees_every_kind) {
+  masters m(3);
+  auto nodes = nodes_of(m);
+  for (std::string kind : {"mutex", "reentrant", "fair"}) {
+    auto name = "by-token-" + kind;
+    auto a = cli(nodes, "acquire --name " + name + " --kind " + kind + " --ttl 5s --json");
+    BOOST_REQUIRE_MESSAGE(a.code == 0, kind << ": " << a.err);
+    std::string token(boost::json::parse(a.out).as_object().at("token").as_string());
+    auto e = cli(nodes, "extend --name " + name + " --ttl 30s --token " + token);
+    BOOST_TEST(e.code == 0, kind << ": " << e.err);
+    BOOST_TEST(std::stol(m[0].command({"PTTL", name})) > 20000, kind);
+    auto r = cli(nodes, "release --name " + name + " --token " + token);
+    BOOST_TEST(r.code == 0, kind << ": " << r.err);
+    BOOST_TEST(redlock::testing::eventually([&] { return m.holding(name) == 0u; }), kind);
+  }
+}
