@@ -12,25 +12,20 @@ using steady = std::chrono::steady_clock;
 
 quorum_round::quorum_round(const std::shared_ptr<node_set>& masters, const script& s, std::vector<std::string> keys,
                            std::vector<std::string> args, classify_fn classify, decided_fn on_decided)
-    : masters_(masters),
-      clock_(masters->clock),
-      observer_(masters->observer),
-      script_(&s),
-      keys_(std::move(keys)),
-      args_(std::move(args)),
-      classify_(classify),
-      on_decided_(std::move(on_decided)),
-      outcomes_(masters->size()),
-      fell_back_(masters->size(), false),
-      decision_(masters->size(), masters->quorum) {}
+    : quorum_round(masters, &s, std::move(keys), std::move(args), classify, std::move(on_decided)) {}
 
 quorum_round::quorum_round(const std::shared_ptr<node_set>& masters, std::vector<std::string> argv,
                            classify_fn classify, decided_fn on_decided)
+    : quorum_round(masters, nullptr, {}, std::move(argv), classify, std::move(on_decided)) {}
+
+quorum_round::quorum_round(const std::shared_ptr<node_set>& masters, const script* s, std::vector<std::string> keys,
+                           std::vector<std::string> args, classify_fn classify, decided_fn on_decided)
     : masters_(masters),
       clock_(masters->clock),
       observer_(masters->observer),
-      script_(nullptr),
-      args_(std::move(argv)),
+      script_(s),
+      keys_(std::move(keys)),
+      args_(std::move(args)),
       classify_(classify),
       on_decided_(std::move(on_decided)),
       outcomes_(masters->size()),

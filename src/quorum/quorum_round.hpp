@@ -82,6 +82,8 @@ class quorum_round final : public reply_sink {
   void on_reply(std::uint32_t node, const boost::system::error_code& ec, const redisReply* reply) override;
 
  private:
+  quorum_round(const std::shared_ptr<node_set>& masters, const script* s, std::vector<std::string> keys,
+               std::vector<std::string> args, classify_fn classify, decided_fn on_decided);
   void encode(std::string& out, bool with_body) const;
   /// Stamps the round's start and deadline; returns the encoded command.
   std::string begin_round(const node_set& masters);
