@@ -64,7 +64,7 @@ class fenced_store {
   void write(const std::string& resource, std::uint64_t token, const std::string& key, const std::string& value);
 
   /// Key holding the highest token seen for `resource`.
-  static std::string seen_key(const std::string& resource) { return "{" + resource + "}:fence:seen"; }
+  static std::string seen_key(const std::string& resource);
 
  private:
   void start_write(std::string resource, std::uint64_t token, std::string key, std::string value,

@@ -5,6 +5,7 @@
 
 #include "connection/connection.hpp"
 #include "quorum/node_set.hpp"
+#include "scripts/keys.hpp"
 #include "waiting/release_listener.hpp"
 
 #include <redlock/options.hpp>
@@ -50,16 +51,9 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   std::chrono::milliseconds jittered(std::chrono::milliseconds base, std::chrono::milliseconds jitter);
 
   std::string key_for(std::string_view name) const { return options.key_prefix + std::string(name); }
-  static std::string fence_key(const std::string& key) { return "{" + key + "}:fence"; }
-  /// Release messages for mutex and reentrant waiters (the message is the release's id).
-  static std::string channel(const std::string& key) { return "{" + key + "}:released"; }
   /// Where a fair release wakes the head of the queue when it is one of this
   /// client's waiters (the message is the head's owner field).
-  std::string fair_wake_channel(const std::string& key) const { return channel(key) + ":" + client_id; }
-  static std::string queue_key(const std::string& key) { return "{" + key + "}:queue"; }
-  static std::string queue_deadlines_key(const std::string& key) { return "{" + key + "}:timeout"; }
-  /// Fair waiters' terms for being handed the lock by a release (poll id, ttl).
-  static std::string queue_terms_key(const std::string& key) { return "{" + key + "}:terms"; }
+  std::string fair_wake_channel(const std::string& key) const { return keys::fair_wake_channel(key, client_id); }
   /// Ids of reentrant and fair acquisition requests, growing in this client.
   /// Each master keeps the id of the request that took our hold there, so a
   /// late clean-up of an older request cannot delete a newer hold (the owner

@@ -3,6 +3,7 @@
 
 #include "client/options_check.hpp"
 #include "connection/connection.hpp"
+#include "scripts/keys.hpp"
 #include "scripts/script.hpp"
 
 #include <boost/asio/append.hpp>
@@ -108,5 +109,7 @@ void fenced_store::write(const std::string& resource, std::uint64_t token, const
   if (auto ec = f.get())
     throw error(ec, "fenced write of '" + key + "' with token " + std::to_string(token) + ": " + ec.message());
 }
+
+std::string fenced_store::seen_key(const std::string& resource) { return detail::keys::fence_seen(resource); }
 
 }  // namespace redlock

@@ -309,7 +309,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     auto token_value = static_cast<std::uint64_t>(acquired.max_value());
     auto started = acquired.started_at();
     boost::intrusive_ptr<const quorum_round> acquired_ref(&acquired);
-    round_ptr raise(new quorum_round(client_->masters, scripts::fence_raise, {key_, client_impl::fence_key(key_)},
+    round_ptr raise(new quorum_round(client_->masters, scripts::fence_raise, {key_, keys::fence(key_)},
                                {token_, std::to_string(token_value)}, classify_one_zero,
                                [self = shared_from_this(), acquired_ref, started, token_value](quorum_round& r) {
                                  self->on_raised(*acquired_ref, r, started, token_value);
@@ -461,7 +461,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   }
 
   std::string release_channel() const {
-    return options_.kind == lock_kind::fair ? client_->fair_wake_channel(key_) : client_impl::channel(key_);
+    return options_.kind == lock_kind::fair ? client_->fair_wake_channel(key_) : keys::released_channel(key_);
   }
 
   // Each master announces a release after deleting the key there: true for

@@ -45,7 +45,7 @@ round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquir
   auto fenced = req.fenced ? "1" : "0";
   auto mode = req.reenter ? "reenter" : "first";
   auto hold_id = std::to_string(req.hold_id);
-  auto fence = client_impl::fence_key(req.key);
+  auto fence = keys::fence(req.key);
   switch (req.kind) {
     case lock_kind::mutex:
       // The canonical RedLock command: no script to run on the masters (a
@@ -64,8 +64,8 @@ round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquir
       std::snprintf(score, sizeof score, "%.0f", req.queue_score);
       return round_ptr(new quorum_round(
           client->masters, scripts::fair_acquire,
-          {req.key, fence, client_impl::queue_key(req.key), client_impl::queue_deadlines_key(req.key),
-           client_impl::queue_terms_key(req.key)},
+          {req.key, fence, keys::queue(req.key), keys::queue_deadlines(req.key),
+           keys::queue_terms(req.key)},
           {req.token, ttl, fenced, mode, score, std::to_string(req.queue_timeout.count()), hold_id,
            req.may_be_handed ? "1" : "0"},
           classify_fair_grant,
@@ -91,15 +91,15 @@ round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind ki
   auto publish = wake ? "1" : "0";
   if (kind == lock_kind::mutex)
     return as_release(round_ptr(new quorum_round(client->masters, scripts::mutex_release, {key},
-                                           {token, client_impl::channel(key), publish}, classify_one_zero,
+                                           {token, keys::released_channel(key), publish}, classify_one_zero,
                                            std::move(done))));
   // The owner field is the same at every acquisition: the message carries a
   // fresh id instead, so waiters can tell this release from the next.
   auto release_id = wake && last ? client->new_token() : std::string();
   return as_release(round_ptr(new quorum_round(client->masters, scripts::reentrant_release,
-                              {key, client_impl::queue_key(key), client_impl::queue_deadlines_key(key),
-                               client_impl::queue_terms_key(key)},
-                              {token, client_impl::channel(key), last ? "1" : "0", publish, release_id,
+                              {key, keys::queue(key), keys::queue_deadlines(key),
+                               keys::queue_terms(key)},
+                              {token, keys::released_channel(key), last ? "1" : "0", publish, release_id,
                                std::to_string(hold_id)},
                               classify_one_zero, std::move(done))));
 }
@@ -133,8 +133,8 @@ void undo_reentry(const std::shared_ptr<client_impl>& client, const std::string&
 void leave_queue(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& field,
                  std::uint64_t hold_id, std::optional<milliseconds> extend_to, quorum_round::decided_fn done) {
   round_ptr round(new quorum_round(client->masters, scripts::fair_dequeue,
-                             {client_impl::queue_key(key), client_impl::queue_deadlines_key(key),
-                              client_impl::queue_terms_key(key), key},
+                             {keys::queue(key), keys::queue_deadlines(key),
+                              keys::queue_terms(key), key},
                              {field, extend_to ? std::to_string(extend_to->count()) : std::string(),
                               std::to_string(hold_id)},
                              classify_one_zero, std::move(done)));

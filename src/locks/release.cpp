@@ -110,7 +110,7 @@ void start_status(std::shared_ptr<client_impl> client, std::string name, status_
     complete_handler(client, std::move(*h), error_code{}, std::move(out));
   };
   round_ptr round(new quorum_round(client->masters, scripts::status,
-                             {key, client_impl::fence_key(key), client_impl::queue_key(key)}, {}, classify_status,
+                             {key, keys::fence(key), keys::queue(key)}, {}, classify_status,
                              std::move(on_decided)));
   round->wait_for_all();
   round->start();

@@ -3,6 +3,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "masters.hpp"
+#include "scripts/keys.hpp"
 
 #include <redlock/redlock.hpp>
 
@@ -17,6 +18,7 @@
 using namespace std::chrono_literals;
 using redlock::errc;
 using redlock::testing::masters;
+namespace keys = redlock::detail::keys;
 using redlock::testing::code_of;
 using redlock::testing::eventually;
 using redlock::testing::redis_options;
@@ -150,7 +152,7 @@ BOOST_AUTO_TEST_CASE(a_waiter_is_woken_after_its_wake_up_connections_were_droppe
     return waiter.try_acquire("wake", {.ttl = 5000ms, .wait = 120000ms, .retry_delay = retry_delay,
                                        .retry_jitter = 0ms});
   });
-  const std::string channel = "{wake}:released";
+  const std::string channel = keys::released_channel("wake");
   BOOST_REQUIRE(eventually([&] {
     for (std::size_t i = 0; i < m.size(); ++i)
       if (subscribers(m[i], channel) != 1) return false;
@@ -183,7 +185,7 @@ BOOST_AUTO_TEST_CASE(wake_up_connections_come_back_after_a_master_restart) {
     return waiter.try_acquire("wake-restart", {.ttl = 5000ms, .wait = 120000ms, .retry_delay = 60000ms,
                                                .retry_jitter = 0ms});
   });
-  const std::string channel = "{wake-restart}:released";
+  const std::string channel = keys::released_channel("wake-restart");
   BOOST_REQUIRE(eventually([&] { return subscribers(m[0], channel) == 1; }));
   m[0].kill9();
   m[0].restart(true);
@@ -209,7 +211,7 @@ BOOST_AUTO_TEST_CASE(a_stalled_wake_up_connection_is_closed_and_reopened) {
     return waiter.try_acquire("wake-stall", {.ttl = 5000ms, .wait = 120000ms, .retry_delay = 60000ms,
                                              .retry_jitter = 0ms});
   });
-  BOOST_REQUIRE(eventually([&] { return subscribers(m[0], "{wake-stall}:released") == 1; }));
+  BOOST_REQUIRE(eventually([&] { return subscribers(m[0], keys::released_channel("wake-stall")) == 1; }));
   auto before = events->closed.load();
   m[0].pause();
   BOOST_TEST(eventually([&] { return events->closed.load() > before; }),

@@ -3,6 +3,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "masters.hpp"
+#include "scripts/keys.hpp"
 #include "scripts/script.hpp"
 
 #include <redlock/redlock.hpp>
@@ -19,6 +20,7 @@ using namespace std::chrono_literals;
 using redlock::errc;
 using redlock::lock_kind;
 using redlock::testing::masters;
+namespace keys = redlock::detail::keys;
 using redlock::testing::eventually;
 using steady = std::chrono::steady_clock;
 
@@ -78,7 +80,7 @@ std::string holder_field(redlock::testing::redis_process& s, const std::string& 
 const std::string any_hold_id = "1000000000";
 
 std::size_t queued_on(redlock::testing::redis_process& s, const std::string& key) {
-  auto n = s.command({"ZCARD", "{" + key + "}:queue"});
+  auto n = s.command({"ZCARD", keys::queue(key)});
   return n.starts_with("ERR") ? 0 : std::stoul(n);
 }
 
@@ -152,8 +154,8 @@ BOOST_AUTO_TEST_CASE(fair_fifo_with_one_masters_queue_missing_an_entry) {
   masters m(3);
   auto run = run_fifo(m, "fifo-gap", 4, [&] {
     // Master 2 forgets the first waiter (e.g. restarted): the others still agree.
-    auto first = m[0].command({"ZRANGE", "{fifo-gap}:queue", "0", "0"});
-    m[2].command({"ZREM", "{fifo-gap}:queue", first});
+    auto first = m[0].command({"ZRANGE", keys::queue("fifo-gap"), "0", "0"});
+    m[2].command({"ZREM", keys::queue("fifo-gap"), first});
   });
   BOOST_TEST(run.violations == 0);
 }
@@ -242,18 +244,18 @@ BOOST_AUTO_TEST_CASE(fair_requests_older_than_our_latest_poll_leave_our_place_al
   m[0].command({"PEXPIRE", "line", "60000"});
   auto poll = [&](const std::string& score, const std::string& id) {
     return m[0].command({"EVAL", std::string(redlock::detail::scripts::fair_acquire.body), "5", "line",
-                         "{line}:fence", "{line}:queue", "{line}:timeout", "{line}:terms", "c:o", "5000", "0",
+                         keys::fence("line"), keys::queue("line"), keys::queue_deadlines("line"), keys::queue_terms("line"), "c:o", "5000", "0",
                          "first", score, "10000", id, "1"});
   };
   auto leave = [&](const std::string& id) {
     return m[0].command({"EVAL", std::string(redlock::detail::scripts::reentrant_release.body), "4", "line",
-                         "{line}:queue", "{line}:timeout", "{line}:terms", "c:o", "{line}:released", "1", "1",
+                         keys::queue("line"), keys::queue_deadlines("line"), keys::queue_terms("line"), "c:o", keys::released_channel("line"), "1", "1",
                          "rel", id});
   };
   BOOST_TEST(poll("200", "5") == "-1");  // first in line, the lock held by another
   BOOST_TEST(poll("100", "3") == "(nil)");  // a late poll from an older acquisition
-  BOOST_TEST(m[0].command({"ZSCORE", "{line}:queue", "c:o"}) == "200");
-  BOOST_TEST(m[0].command({"HGET", "{line}:terms", "c:o"}) == "5 5000");
+  BOOST_TEST(m[0].command({"ZSCORE", keys::queue("line"), "c:o"}) == "200");
+  BOOST_TEST(m[0].command({"HGET", keys::queue_terms("line"), "c:o"}) == "5 5000");
   BOOST_TEST(leave("4") == "0");  // the older acquisition giving up, late
   BOOST_TEST(queued_on(m[0], "line") == 1u);
   BOOST_TEST(leave("5") == "0");  // this one giving up (it holds nothing)
@@ -270,11 +272,11 @@ BOOST_AUTO_TEST_CASE(fair_holder_leaves_the_queue_also_where_it_did_not_hold_the
   auto held = holder.acquire("stale-head", fair());
   auto field = holder_field(m[0], "stale-head");
   m[2].command({"DEL", "stale-head"});
-  m[2].command({"ZADD", "{stale-head}:queue", "1", field});
-  m[2].command({"ZADD", "{stale-head}:timeout", "99999999999999", field});
+  m[2].command({"ZADD", keys::queue("stale-head"), "1", field});
+  m[2].command({"ZADD", keys::queue_deadlines("stale-head"), "99999999999999", field});
   holder.release(held);
   BOOST_TEST(eventually([&] { return queued_on(m[2], "stale-head") == 0u; }));
-  BOOST_TEST(m[2].command({"ZSCORE", "{stale-head}:timeout", field}) == "(nil)");
+  BOOST_TEST(m[2].command({"ZSCORE", keys::queue_deadlines("stale-head"), field}) == "(nil)");
 }
 
 BOOST_AUTO_TEST_CASE(fair_crashed_waiter_is_swept_after_its_timeout) {
@@ -288,8 +290,8 @@ BOOST_AUTO_TEST_CASE(fair_crashed_waiter_is_swept_after_its_timeout) {
       redlock::client holder(m.options()), waiter(m.options());
       auto held = holder.acquire("sweep", fair());
       for (std::size_t i = 0; i < 3; ++i)
-        m[i].command({"EVAL", std::string(redlock::detail::scripts::fair_acquire.body), "5", "sweep", "{sweep}:fence",
-                      "{sweep}:queue", "{sweep}:timeout", "{sweep}:terms", "ghost:0", "5000", "0", "first", "1", "600",
+        m[i].command({"EVAL", std::string(redlock::detail::scripts::fair_acquire.body), "5", "sweep", keys::fence("sweep"),
+                      keys::queue("sweep"), keys::queue_deadlines("sweep"), keys::queue_terms("sweep"), "ghost:0", "5000", "0", "first", "1", "600",
                       "7", may_be_handed});
       BOOST_TEST(queued_on(m[0], "sweep") == 1u);
       holder.release(held);
@@ -298,8 +300,8 @@ BOOST_AUTO_TEST_CASE(fair_crashed_waiter_is_swept_after_its_timeout) {
       auto waited = steady::now() - t0;
       BOOST_TEST((waited >= 300ms));  // the ghost was first in line for a while
       BOOST_TEST((waited < 3000ms));  // but only about its timeout, not forever nor its ttl
-      BOOST_TEST(m[0].command({"ZSCORE", "{sweep}:queue", "ghost:0"}) == "(nil)");
-      BOOST_TEST(m[0].command({"HGET", "{sweep}:terms", "ghost:0"}) == "(nil)");
+      BOOST_TEST(m[0].command({"ZSCORE", keys::queue("sweep"), "ghost:0"}) == "(nil)");
+      BOOST_TEST(m[0].command({"HGET", keys::queue_terms("sweep"), "ghost:0"}) == "(nil)");
       waiter.release(l);
     }
   }
@@ -329,7 +331,7 @@ BOOST_AUTO_TEST_CASE(fair_and_mutex_wakeups_beat_the_retry_delay) {
       timed_waiter t(waiter, "wake", o);
       // Let the waiter fail once and subscribe (fair waiters listen on their
       // client's own channel, {wake}:released:<client id>).
-      BOOST_REQUIRE(eventually([&] { return !m[0].command({"PUBSUB", "CHANNELS", "{wake}:released*"}).empty(); }));
+      BOOST_REQUIRE(eventually([&] { return !m[0].command({"PUBSUB", "CHANNELS", keys::released_channel("wake") + "*"}).empty(); }));
       auto released_at = steady::now();
       holder.release(held);
       auto handoff = t.acquired_after(released_at);
@@ -338,7 +340,7 @@ BOOST_AUTO_TEST_CASE(fair_and_mutex_wakeups_beat_the_retry_delay) {
                                          << " ms with a 3000 ms retry delay");
       // Nobody waits any more: the channel is unsubscribed on every master.
       for (std::size_t i = 0; i < 3; ++i)
-        BOOST_TEST(eventually([&] { return m[i].command({"PUBSUB", "CHANNELS", "{wake}:released*"}).empty(); }));
+        BOOST_TEST(eventually([&] { return m[i].command({"PUBSUB", "CHANNELS", keys::released_channel("wake") + "*"}).empty(); }));
     }
   }
 }
@@ -416,11 +418,11 @@ BOOST_AUTO_TEST_CASE(mutex_waiter_retries_once_when_a_release_has_reached_a_quor
     waiter.release(l);
   });
   for (std::size_t i = 0; i < 3; ++i)
-    BOOST_REQUIRE(eventually([&] { return m[i].command({"PUBSUB", "NUMSUB", "{staggered}:released"}) == "{staggered}:released 1"; }));
+    BOOST_REQUIRE(eventually([&] { return m[i].command({"PUBSUB", "NUMSUB", keys::released_channel("staggered")}) == keys::released_channel("staggered") + " 1"; }));
   auto attempts_before = stats->acquire_attempts.load();
   for (std::size_t i = 0; i < 3; ++i) {
     m[i].command({"EVAL", std::string(redlock::detail::scripts::mutex_release.body), "1", "staggered", held.token(),
-                  "{staggered}:released", "1"});
+                  keys::released_channel("staggered"), "1"});
     std::this_thread::sleep_for(200ms);
   }
   t.join();
@@ -464,8 +466,8 @@ BOOST_AUTO_TEST_CASE(fair_head_that_gives_up_wakes_the_next_waiter) {
   redlock::client holder(m.options()), waiter(m.options());
   auto held = holder.acquire("giveup", fair());
   for (std::size_t i = 0; i < 3; ++i)  // a head that will give up, first in line everywhere
-    m[i].command({"EVAL", std::string(redlock::detail::scripts::fair_acquire.body), "5", "giveup", "{giveup}:fence",
-                  "{giveup}:queue", "{giveup}:timeout", "{giveup}:terms", "quitter:0", "5000", "0", "first", "1",
+    m[i].command({"EVAL", std::string(redlock::detail::scripts::fair_acquire.body), "5", "giveup", keys::fence("giveup"),
+                  keys::queue("giveup"), keys::queue_deadlines("giveup"), keys::queue_terms("giveup"), "quitter:0", "5000", "0", "first", "1",
                   "10000", "1", "0"});
   auto o = fair(8000ms);
   o.queue_timeout = 10000ms;
@@ -476,7 +478,7 @@ BOOST_AUTO_TEST_CASE(fair_head_that_gives_up_wakes_the_next_waiter) {
   auto left_at = steady::now();
   for (std::size_t i = 0; i < 3; ++i)  // as a client that gives up leaves
     m[i].command({"EVAL", std::string(redlock::detail::scripts::reentrant_release.body), "4", "giveup",
-                  "{giveup}:queue", "{giveup}:timeout", "{giveup}:terms", "quitter:0", "{giveup}:released", "1", "1",
+                  keys::queue("giveup"), keys::queue_deadlines("giveup"), keys::queue_terms("giveup"), "quitter:0", keys::released_channel("giveup"), "1", "1",
                   "quitting", "1"});
   auto waited = t.acquired_after(left_at);
   BOOST_TEST((waited < 1500ms), "acquired " << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()
@@ -504,7 +506,7 @@ BOOST_AUTO_TEST_CASE(fair_release_hands_the_lock_to_the_head) {
     got = waiter.acquire("handover", o);
     acquired_at = steady::now().time_since_epoch().count();
   });
-  BOOST_REQUIRE(eventually([&] { return !m[0].command({"PUBSUB", "CHANNELS", "{handover}:released:*"}).empty(); }));
+  BOOST_REQUIRE(eventually([&] { return !m[0].command({"PUBSUB", "CHANNELS", keys::fair_wake_channel("handover", "*")}).empty(); }));
   auto released_at = steady::now();
   holder.release(held);
   t.join();
@@ -523,7 +525,7 @@ BOOST_AUTO_TEST_CASE(fair_release_hands_the_lock_to_the_head) {
   }));
   for (std::size_t i = 0; i < 3; ++i) {
     BOOST_TEST(queued_on(m[i], "handover") == 0u);
-    BOOST_TEST(m[i].command({"EXISTS", "{handover}:terms"}) == "0");
+    BOOST_TEST(m[i].command({"EXISTS", keys::queue_terms("handover")}) == "0");
   }
   waiter.release(*got);
   for (std::size_t i = 0; i < 3; ++i) BOOST_TEST(m[i].command({"EXISTS", "handover"}) == "0");
@@ -548,16 +550,16 @@ BOOST_AUTO_TEST_CASE(fair_grant_from_before_our_own_release_there_is_not_counted
   o.queue_timeout = 10000ms;
   std::optional<redlock::lock> got;
   std::thread t([&] { got = waiter.acquire("stale-grant", o); });
-  BOOST_REQUIRE(eventually([&] { return !m[0].command({"PUBSUB", "CHANNELS", "{stale-grant}:released:*"}).empty(); }));
+  BOOST_REQUIRE(eventually([&] { return !m[0].command({"PUBSUB", "CHANNELS", keys::fair_wake_channel("stale-grant", "*")}).empty(); }));
   BOOST_REQUIRE(eventually([&] { return queued_on(m[1], "stale-grant") == 1u; }));
   BOOST_REQUIRE(eventually([&] { return m[0].command({"EXISTS", "stale-grant"}) == "0"; }));
-  auto field = m[1].command({"ZRANGE", "{stale-grant}:queue", "0", "0"});
-  auto channel = "{stale-grant}:released:" + field.substr(0, field.find(':'));
+  auto field = m[1].command({"ZRANGE", keys::queue("stale-grant"), "0", "0"});
+  auto channel = keys::fair_wake_channel("stale-grant", field.substr(0, field.find(':')));
   m[0].command({"PUBLISH", channel, "+1 " + field});  // names its first poll (id 1)
   // The holder's release reaches master 1 alone: a real hand-over there.
   m[1].command({"EVAL", std::string(redlock::detail::scripts::reentrant_release.body), "4", "stale-grant",
-                "{stale-grant}:queue", "{stale-grant}:timeout", "{stale-grant}:terms", holder_owner,
-                "{stale-grant}:released", "1", "1", "release-1", any_hold_id});
+                keys::queue("stale-grant"), keys::queue_deadlines("stale-grant"), keys::queue_terms("stale-grant"), holder_owner,
+                keys::released_channel("stale-grant"), "1", "1", "release-1", any_hold_id});
   t.join();
   BOOST_REQUIRE(got.has_value());
   int holding = 0;
@@ -586,9 +588,9 @@ BOOST_AUTO_TEST_CASE(fair_waiter_that_gives_up_returns_a_lock_handed_to_it) {
     next.release(l);
   });
   BOOST_REQUIRE(eventually([&] { return queued_on(m[0], "gave-up") == 2u; }));
-  auto quitter_field = m[0].command({"ZRANGE", "{gave-up}:queue", "0", "0"});
+  auto quitter_field = m[0].command({"ZRANGE", keys::queue("gave-up"), "0", "0"});
   m[0].command({"EVAL", std::string(redlock::detail::scripts::reentrant_release.body), "4", "gave-up",
-                "{gave-up}:queue", "{gave-up}:timeout", "{gave-up}:terms", holder_owner, "{gave-up}:released", "1",
+                keys::queue("gave-up"), keys::queue_deadlines("gave-up"), keys::queue_terms("gave-up"), holder_owner, keys::released_channel("gave-up"), "1",
                 "1", "release-1", any_hold_id});
   BOOST_TEST(m[0].command({"HEXISTS", "gave-up", quitter_field}) == "1");  // handed over there
   quitter.join();

@@ -3,6 +3,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "masters.hpp"
+#include "scripts/keys.hpp"
 
 #include <redlock/redlock.hpp>
 
@@ -11,6 +12,7 @@
 using namespace std::chrono_literals;
 using redlock::errc;
 using redlock::testing::masters;
+namespace keys = redlock::detail::keys;
 using redlock::testing::code_of;
 using redlock::testing::redis_options;
 
@@ -62,7 +64,7 @@ BOOST_AUTO_TEST_CASE(fencing_tokens_strictly_increase_across_clients) {
 // lock: this history breaks it, and the raise round fixes it.
 BOOST_AUTO_TEST_CASE(fencing_counterexample_different_majorities) {
   const std::string key = "fence-cx";
-  const std::string fence_key = "{" + key + "}:fence";
+  const std::string fence_key = keys::fence(key);
   // 1. The counterexample is real: plain SET NX + INCR, max over the quorum.
   {
     masters m(5);

@@ -3,6 +3,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "masters.hpp"
+#include "scripts/keys.hpp"
 #include "scripts/script.hpp"
 
 #include <redlock/redlock.hpp>
@@ -16,6 +17,7 @@ using namespace std::chrono_literals;
 using redlock::errc;
 using redlock::lock_kind;
 using redlock::testing::masters;
+namespace keys = redlock::detail::keys;
 using redlock::testing::code_of;
 
 namespace {
@@ -161,11 +163,11 @@ BOOST_AUTO_TEST_CASE(reentrant_requests_older_than_the_hold_leave_it_alone) {
   masters m(1);
   auto acquire = [&](const std::string& mode, const std::string& id) {
     return m[0].command({"EVAL", std::string(redlock::detail::scripts::reentrant_acquire.body), "2", "late",
-                         "{late}:fence", "c:o", "60000", "0", mode, id});
+                         keys::fence("late"), "c:o", "60000", "0", mode, id});
   };
   auto release = [&](const std::string& last, const std::string& id) {
     return m[0].command({"EVAL", std::string(redlock::detail::scripts::reentrant_release.body), "4", "late",
-                         "{late}:queue", "{late}:timeout", "{late}:terms", "c:o", "{late}:released", last, "1",
+                         keys::queue("late"), keys::queue_deadlines("late"), keys::queue_terms("late"), "c:o", keys::released_channel("late"), last, "1",
                          "rel", id});
   };
   BOOST_TEST(acquire("first", "5") == "OK");

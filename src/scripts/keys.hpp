@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Redis key layout (docs/algorithm.md, section 1), in one place: every
+// script, the library, the tests and the fault suite name keys through these.
+// A lock named R (with the client's key prefix already applied) lives at key
+// R, so a plain SET NX PX lock interoperates with other RedLock clients; its
+// companions carry R as a hash tag so they share its slot.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace redlock::detail::keys {
+
+inline std::string tagged(std::string_view key, std::string_view suffix) {
+  std::string out;
+  out.reserve(key.size() + suffix.size() + 2);
+  out.append("{").append(key).append("}").append(suffix);
+  return out;
+}
+
+/// The fencing counter: permanent, never deleted (docs/fencing.md).
+inline std::string fence(std::string_view key) { return tagged(key, ":fence"); }
+/// Fair lock: waiters ordered by their enqueue score (sorted set).
+inline std::string queue(std::string_view key) { return tagged(key, ":queue"); }
+/// Fair lock: each waiter's drop-out deadline, server time (sorted set).
+inline std::string queue_deadlines(std::string_view key) { return tagged(key, ":timeout"); }
+/// Fair lock: each waiter's terms for being handed the lock by a release
+/// ('<poll id> <ttl>', hash).
+inline std::string queue_terms(std::string_view key) { return tagged(key, ":terms"); }
+/// Release messages for mutex and reentrant waiters (pub/sub channel; the
+/// message is the release's id).
+inline std::string released_channel(std::string_view key) { return tagged(key, ":released"); }
+/// Where a fair release wakes, or hands the lock to, the head of the queue
+/// when it is one of client `client_id`'s waiters.
+inline std::string fair_wake_channel(std::string_view key, std::string_view client_id) {
+  return released_channel(key).append(":").append(client_id);
+}
+/// Storage side of fencing (fenced_store, on the storage server, never on
+/// the lock masters): the highest token seen for a resource.
+inline std::string fence_seen(std::string_view resource) { return tagged(resource, ":fence:seen"); }
+
+}  // namespace redlock::detail::keys
