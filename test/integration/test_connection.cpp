@@ -235,7 +235,7 @@ BOOST_AUTO_TEST_CASE(a_release_reaches_a_master_whose_connection_is_in_reconnect
   {
     redlock::client c(o);
     auto l = c.acquire("backoff", {.ttl = 60000ms});
-    BOOST_REQUIRE(m.holding("backoff") == 3u);
+    BOOST_REQUIRE(eventually([&] { return m.holding("backoff") == 3u; }));
     m[2].kill9();
     BOOST_REQUIRE(eventually([&] { return events->closed.load() >= 1; }));
     m[2].restart();

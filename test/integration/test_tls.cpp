@@ -72,15 +72,15 @@ BOOST_AUTO_TEST_CASE(tls_acquire_release_and_renewal) {
   masters m(3, tls_only());
   redlock::client c(tls_client(m));
   auto l = c.acquire("tls-job", {.ttl = 900ms, .renew = true});
-  BOOST_TEST(m.holding("tls-job") == 3u);
+  BOOST_TEST(eventually([&] { return m.holding("tls-job") == 3u; }));
   // Three lease times: only the watchdog's renewals over TLS keep it.
   std::this_thread::sleep_for(2700ms);
   BOOST_TEST(!l.lost());
   BOOST_TEST(m.holding("tls-job") == 3u);
   c.extend(l, 5000ms);
-  BOOST_TEST(std::stol(m[0].command({"PTTL", "tls-job"})) > 3000);
+  BOOST_TEST(eventually([&] { return std::stol(m[0].command({"PTTL", "tls-job"})) > 3000; }));
   c.release(l);
-  BOOST_TEST(m.holding("tls-job") == 0u);
+  BOOST_TEST(eventually([&] { return m.holding("tls-job") == 0u; }));
 }
 
 BOOST_AUTO_TEST_CASE(tls_certificate_from_an_unknown_ca_is_refused) {
@@ -171,6 +171,7 @@ BOOST_AUTO_TEST_CASE(a_release_queued_behind_a_tls_handshake_reaches_the_master_
   o.connect_timeout = 10000ms;  // the handshake below waits for the test, never for this
   redlock::client holder(o);
   auto held = holder.acquire("handshake", {.ttl = 60000ms});
+  BOOST_REQUIRE(eventually([&] { return m.holding("handshake") == 3u; }));
   std::thread resume;
   {
     // Another process would do this: release by token (redlock release).
