@@ -61,7 +61,7 @@ void async_client::shutdown_then(std::function<void()> then) {
 
 async_client::executor_type async_client::get_executor() const noexcept { return impl_->executor; }
 const client_options& async_client::options() const noexcept { return impl_->options; }
-std::size_t async_client::quorum() const noexcept { return impl_->quorum; }
+std::size_t async_client::quorum() const noexcept { return impl_->quorum(); }
 
 void async_client::start_acquire(std::string name, acquire_options opts,
                                  asio::any_completion_handler<acquire_signature> handler) {

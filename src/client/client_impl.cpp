@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "client_impl.hpp"
 
+#include "quorum/validity.hpp"
 #include "scripts/script.hpp"
 
 #include <sys/random.h>
@@ -12,14 +13,18 @@
 namespace redlock::detail {
 
 client_impl::client_impl(boost::asio::any_io_executor ex, client_options opts, std::vector<node_address> addresses)
-    : executor(ex), strand(boost::asio::make_strand(ex)), options(std::move(opts)), quorum(addresses.size() / 2 + 1) {
+    : executor(ex), strand(boost::asio::make_strand(ex)), options(std::move(opts)), masters(std::make_shared<node_set>()) {
   bool any_tls = false;
   for (auto& a : addresses) any_tls |= a.tls;
   if (any_tls) tls = make_tls_context(options);
   std::string preload;
   for (const script* s : scripts::all) append_command(preload, {"SCRIPT", "LOAD", s->body});
+  masters->quorum = quorum_of(addresses.size());
+  masters->node_timeout = options.node_timeout;
+  masters->clock = options.clock;
+  masters->observer = options.observer;
   for (auto& a : addresses)
-    nodes.push_back(
+    masters->connections.push_back(
         std::make_shared<connection>(strand, std::move(a), options, tls.get(), preload, scripts::all.size()));
   std::uint64_t seed = 0;
   refill_entropy();
@@ -68,18 +73,18 @@ void client_impl::shutdown() {
   if (stopped) return;
   stopped = true;
   listener.shutdown();
-  for (auto& n : nodes) n->shutdown();
+  for (auto& n : masters->connections) n->shutdown();
 }
 
 void client_impl::shutdown_after_releases(std::function<void()> then) {
   stopped = true;  // new operations fail with shutting_down
   listener.shutdown();
   // `then` once every connection has closed (each posts its callback).
-  auto left = std::make_shared<std::size_t>(nodes.size());
+  auto left = std::make_shared<std::size_t>(masters->size());
   auto all_closed = [left, then = std::make_shared<std::function<void()>>(std::move(then))] {
     if (--*left == 0 && *then) (*then)();
   };
-  for (auto& n : nodes) n->shutdown_after_cleanups(all_closed);
+  for (auto& n : masters->connections) n->shutdown_after_cleanups(all_closed);
 }
 
 }  // namespace redlock::detail

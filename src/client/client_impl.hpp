@@ -4,6 +4,7 @@
 #pragma once
 
 #include "connection/connection.hpp"
+#include "quorum/node_set.hpp"
 #include "waiting/release_listener.hpp"
 
 #include <redlock/options.hpp>
@@ -28,9 +29,11 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   boost::asio::any_io_executor executor;  // the user's: completion handlers default to it
   strand_type strand;
   client_options options;
-  std::size_t quorum;
   std::unique_ptr<boost::asio::ssl::context> tls;
-  std::vector<std::shared_ptr<connection>> nodes;
+  /// One connection per master, the quorum, the node timeout, the clock and
+  /// the observer: what every quorum round of this client is sent through.
+  std::shared_ptr<node_set> masters;
+  std::size_t quorum() const noexcept { return masters->quorum; }
   release_listener listener{*this};
   /// This client's random id (128 bits): with an owner id, the field that
   /// identifies a reentrant/fair holder on the masters.
@@ -39,7 +42,7 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   std::unordered_map<std::string, std::weak_ptr<lock_state>> held;
   bool stopped = false;
 
-  steady_time now() const { return options.clock ? options.clock->now() : std::chrono::steady_clock::now(); }
+  steady_time now() const { return masters->now(); }
 
   /// 128 bits from the OS CSPRNG, as 32 hex digits (unique per acquisition).
   std::string new_token();

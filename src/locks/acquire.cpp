@@ -47,8 +47,8 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
         queue_score_(static_cast<double>(
             std::chrono::duration_cast<std::chrono::microseconds>(asked_at.time_since_epoch()).count())) {
     if (is_hash_kind(options_.kind)) token_ = client_->client_id + ":" + options_.owner;
-    handed_.resize(client_->nodes.size());
-    first_valid_poll_.resize(client_->nodes.size());
+    handed_.resize(client_->masters->size());
+    first_valid_poll_.resize(client_->masters->size());
   }
 
   void start() {
@@ -97,7 +97,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
       req.hold_id = latest_request_ = client_->next_request_id++;
     req.may_be_handed = may_be_handed_the_lock();
     std::uint64_t poll_id = req.may_be_handed ? req.hold_id : 0;
-    auto round = acquire_round(client_, req, [self = shared_from_this(), poll_id](fanout& f) {
+    auto round = acquire_round(client_, req, [self = shared_from_this(), poll_id](quorum_round& f) {
       self->on_decided(f, poll_id);
     });
     // A grant that lands after this attempt was abandoned must be released
@@ -130,7 +130,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   }
 
   // `poll_id`: the fair poll this round carried (0 if none).
-  void on_decided(fanout& f, std::uint64_t poll_id) {
+  void on_decided(quorum_round& f, std::uint64_t poll_id) {
     if (done_) return;  // a release handed us the lock while this poll was in flight
     if (held_) return on_reentry_decided(f);
     error_code why;
@@ -175,7 +175,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     // poll finds out (and takes the lock there if it is ours).
     if (!sent) return wake();
     note_handed(node, *sent);
-    if (!won_by_hand_over() && handed_count_ >= client_->quorum) {
+    if (!won_by_hand_over() && handed_count_ >= client_->quorum()) {
       // A quorum, but too little validity left (the polls they name are
       // old). Poll again: the holds are ours, so that poll is granted there
       // and counts from its own send time. Nothing is released here: a
@@ -196,7 +196,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   }
 
   bool won_by_hand_over() {
-    if (handed_count_ < client_->quorum) return false;
+    if (handed_count_ < client_->quorum()) return false;
     steady_time earliest = steady_time::max();
     for (auto& h : handed_)
       if (h) earliest = std::min(earliest, *h);
@@ -211,7 +211,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     }
     std::vector<node_result> nodes;
     for (std::uint32_t i = 0; i < handed_.size(); ++i)
-      nodes.push_back({client_->nodes[i]->display(), handed_[i] ? node_state::locked : node_state::pending, {}, {}});
+      nodes.push_back({client_->masters->connections[i]->display(), handed_[i] ? node_state::locked : node_state::pending, {}, {}});
     if (waiting_) timer_->cancel();
     complete({}, make_lock(valid_until, std::nullopt, std::move(nodes), held_for < options_.ttl));
     return true;
@@ -244,17 +244,17 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
 
   // How many waiters are ahead of us on a quorum of masters (the quorum-th
   // smallest of the ranks the refusing masters reported); 0 if unknown.
-  std::size_t rank_in_line(const fanout& f) const {
+  std::size_t rank_in_line(const quorum_round& f) const {
     std::vector<std::int64_t> ranks;
     for (auto& o : f.outcomes())
       if (o.state == node_state::refused) ranks.push_back(o.value);
-    if (ranks.size() < client_->quorum) return 0;
-    std::nth_element(ranks.begin(), ranks.begin() + static_cast<std::ptrdiff_t>(client_->quorum - 1), ranks.end());
-    return static_cast<std::size_t>(ranks[client_->quorum - 1]);
+    if (ranks.size() < client_->quorum()) return 0;
+    std::nth_element(ranks.begin(), ranks.begin() + static_cast<std::ptrdiff_t>(client_->quorum() - 1), ranks.end());
+    return static_cast<std::size_t>(ranks[client_->quorum() - 1]);
   }
 
   // One more level of a hold this owner already has: no new token, no queue.
-  void on_reentry_decided(fanout& f) {
+  void on_reentry_decided(quorum_round& f) {
     auto why = lease_round_error(f);
     // The owner's last release, or the loss of the lease, while this round
     // was in flight ends the hold on every master, this level included.
@@ -305,19 +305,19 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   // raise the counter to T on a quorum of masters where we still hold the
   // lock. Any later holder's quorum meets ours on one of those masters, and
   // its INCR there runs after our hold ended, so its token exceeds T.
-  void start_raise(const fanout& acquired) {
+  void start_raise(const quorum_round& acquired) {
     auto token_value = static_cast<std::uint64_t>(acquired.max_value());
     auto started = acquired.started_at();
-    boost::intrusive_ptr<const fanout> acquired_ref(&acquired);
-    round_ptr raise(new fanout(client_, scripts::fence_raise, {key_, client_impl::fence_key(key_)},
+    boost::intrusive_ptr<const quorum_round> acquired_ref(&acquired);
+    round_ptr raise(new quorum_round(client_->masters, scripts::fence_raise, {key_, client_impl::fence_key(key_)},
                                {token_, std::to_string(token_value)}, classify_one_zero,
-                               [self = shared_from_this(), acquired_ref, started, token_value](fanout& r) {
+                               [self = shared_from_this(), acquired_ref, started, token_value](quorum_round& r) {
                                  self->on_raised(*acquired_ref, r, started, token_value);
                                }));
     raise->start();
   }
 
-  void on_raised(const fanout& acquired, const fanout& raise, steady_time started, std::uint64_t token_value) {
+  void on_raised(const quorum_round& acquired, const quorum_round& raise, steady_time started, std::uint64_t token_value) {
     error_code why;
     if (raise.succeeded()) {
       // The token is only as good as the time left: the whole acquisition,
@@ -336,12 +336,12 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
 
   // `fence` is the T that was raised: never recompute it from the acquisition
   // round, whose late replies may carry larger counters nobody raised.
-  lock make_lock(const fanout& f, std::optional<std::uint64_t> fence) {
+  lock make_lock(const quorum_round& f, std::optional<std::uint64_t> fence) {
     std::vector<node_result> nodes;
     nodes.reserve(f.outcomes().size());
     for (std::size_t i = 0; i < f.outcomes().size(); ++i) {
       auto& o = f.outcomes()[i];
-      nodes.push_back({client_->nodes[i]->display(), o.state, o.error, o.latency});
+      nodes.push_back({client_->masters->connections[i]->display(), o.state, o.error, o.latency});
     }
     auto drift = drift_allowance(options_.ttl, client_->options.drift_factor);
     return make_lock(f.started_at() + options_.ttl - drift, fence, std::move(nodes), false);
@@ -376,7 +376,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
       std::optional<milliseconds> extend_to;
       if (confirm) extend_to = options_.ttl;
       auto drift = drift_allowance(options_.ttl, client_->options.drift_factor);
-      auto on_left = [weak = std::weak_ptr<lock_state>(s), confirm, drift](fanout& f) {
+      auto on_left = [weak = std::weak_ptr<lock_state>(s), confirm, drift](quorum_round& f) {
         auto state = weak.lock();
         if (!confirm || !state || !f.succeeded()) return;
         state->extend_window(f.started_at() + state->ttl - drift);
@@ -474,7 +474,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
       news = &recent_releases_[next_release_slot_++ % recent_releases_.size()];
       *news = {std::string(release_id), 0};
     }
-    return ++news->copies == client_->quorum;
+    return ++news->copies == client_->quorum();
   }
 
   void cancel() {
@@ -490,7 +490,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     // A fair waiter that gives up must not stay in the queue, nor keep a
     // hold a release handed it that it did not count; it passes the lock on.
     if (ec && options_.kind == lock_kind::fair && !held_)
-      release_round(client_, options_.kind, key_, token_, latest_request_, true, true, [](fanout&) {})->start();
+      release_round(client_, options_.kind, key_, token_, latest_request_, true, true, [](quorum_round&) {})->start();
     if (auto& obs = client_->options.observer)
       obs->on_acquire_result(name_, ec, std::chrono::duration_cast<std::chrono::microseconds>(
                                             std::chrono::steady_clock::now() - started_));

@@ -40,7 +40,7 @@ verdict classify_one_zero(const redisReply& r, node_outcome& out) {
 }
 
 round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquire_request& req,
-                        fanout::decided_fn done) {
+                        quorum_round::decided_fn done) {
   auto ttl = std::to_string(req.ttl.count());
   auto fenced = req.fenced ? "1" : "0";
   auto mode = req.reenter ? "reenter" : "first";
@@ -52,18 +52,18 @@ round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquir
       // Lua call costs them about four times a SET). A key of another type
       // just refuses it; check_key_types() tells the caller why afterwards.
       if (!req.fenced)
-        return round_ptr(new fanout(client, {"SET", req.key, req.token, "NX", "PX", ttl}, classify_grant,
+        return round_ptr(new quorum_round(client->masters, {"SET", req.key, req.token, "NX", "PX", ttl}, classify_grant,
                                     std::move(done)));
-      return round_ptr(new fanout(client, scripts::mutex_acquire, {req.key, fence}, {req.token, ttl, fenced},
+      return round_ptr(new quorum_round(client->masters, scripts::mutex_acquire, {req.key, fence}, {req.token, ttl, fenced},
                                   classify_grant, std::move(done)));
     case lock_kind::reentrant:
-      return round_ptr(new fanout(client, scripts::reentrant_acquire, {req.key, fence},
+      return round_ptr(new quorum_round(client->masters, scripts::reentrant_acquire, {req.key, fence},
                                   {req.token, ttl, fenced, mode, hold_id}, classify_grant, std::move(done)));
     case lock_kind::fair: {
       char score[32];
       std::snprintf(score, sizeof score, "%.0f", req.queue_score);
-      return round_ptr(new fanout(
-          client, scripts::fair_acquire,
+      return round_ptr(new quorum_round(
+          client->masters, scripts::fair_acquire,
           {req.key, fence, client_impl::queue_key(req.key), client_impl::queue_deadlines_key(req.key),
            client_impl::queue_terms_key(req.key)},
           {req.token, ttl, fenced, mode, score, std::to_string(req.queue_timeout.count()), hold_id,
@@ -77,7 +77,7 @@ round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquir
 
 // Every master that may hold the key must see a release, even one just
 // restarted with the key whose connection is in back-off, and even when the
-// client is shutting down (fanout::must_reach_every_master).
+// client is shutting down (quorum_round::must_reach_every_master).
 namespace {
 round_ptr as_release(round_ptr round) {
   round->must_reach_every_master();
@@ -87,16 +87,16 @@ round_ptr as_release(round_ptr round) {
 
 round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
                         const std::string& token, std::uint64_t hold_id, bool last, bool wake,
-                        fanout::decided_fn done) {
+                        quorum_round::decided_fn done) {
   auto publish = wake ? "1" : "0";
   if (kind == lock_kind::mutex)
-    return as_release(round_ptr(new fanout(client, scripts::mutex_release, {key},
+    return as_release(round_ptr(new quorum_round(client->masters, scripts::mutex_release, {key},
                                            {token, client_impl::channel(key), publish}, classify_one_zero,
                                            std::move(done))));
   // The owner field is the same at every acquisition: the message carries a
   // fresh id instead, so waiters can tell this release from the next.
   auto release_id = wake && last ? client->new_token() : std::string();
-  return as_release(round_ptr(new fanout(client, scripts::reentrant_release,
+  return as_release(round_ptr(new quorum_round(client->masters, scripts::reentrant_release,
                               {key, client_impl::queue_key(key), client_impl::queue_deadlines_key(key),
                                client_impl::queue_terms_key(key)},
                               {token, client_impl::channel(key), last ? "1" : "0", publish, release_id,
@@ -111,7 +111,7 @@ void check_key_types(const std::shared_ptr<client_impl>& client, const std::stri
     out.error = make_error_code(errc::wrong_type);
     return verdict::failed;
   };
-  round_ptr round(new fanout(client, {"TYPE", key}, classify, [done = std::move(done)](fanout& f) {
+  round_ptr round(new quorum_round(client->masters, {"TYPE", key}, classify, [done = std::move(done)](quorum_round& f) {
     bool wrong = false;
     for (auto& o : f.outcomes()) wrong |= o.error == errc::wrong_type;
     done(wrong);
@@ -122,21 +122,17 @@ void check_key_types(const std::shared_ptr<client_impl>& client, const std::stri
 
 void undo_reentry(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& field,
                   const std::vector<std::uint32_t>& nodes) {
-  std::string cmd;
-  append_command(cmd, {"EVAL", scripts::reentrant_undo.body, "1", key, field});
   // Best effort, like every undo: a lost undo leaves a count the final
   // release deletes anyway.
-  struct ignore final : reply_sink {
-    void on_reply(std::uint32_t, const error_code&, const redisReply*) override {}
-  };
-  sink_ptr sink(new ignore);
-  auto deadline = std::chrono::steady_clock::now() + client->options.node_timeout;
-  for (auto n : nodes) client->nodes[n]->send(cmd, deadline, sink, n);
+  if (!nodes.empty())
+    round_ptr(new quorum_round(client->masters, scripts::reentrant_undo, {key}, {field}, classify_one_zero,
+                               [](quorum_round&) {}))
+        ->start_on(nodes);
 }
 
 void leave_queue(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& field,
-                 std::uint64_t hold_id, std::optional<milliseconds> extend_to, fanout::decided_fn done) {
-  round_ptr round(new fanout(client, scripts::fair_dequeue,
+                 std::uint64_t hold_id, std::optional<milliseconds> extend_to, quorum_round::decided_fn done) {
+  round_ptr round(new quorum_round(client->masters, scripts::fair_dequeue,
                              {client_impl::queue_key(key), client_impl::queue_deadlines_key(key),
                               client_impl::queue_terms_key(key), key},
                              {field, extend_to ? std::to_string(extend_to->count()) : std::string(),
@@ -145,7 +141,7 @@ void leave_queue(const std::shared_ptr<client_impl>& client, const std::string& 
   round->start();
 }
 
-error_code lease_round_error(const fanout& round) {
+error_code lease_round_error(const quorum_round& round) {
   if (round.succeeded()) return {};
   if (round.refused_by_quorum()) return errc::not_held;
   for (auto& o : round.outcomes())
@@ -153,7 +149,7 @@ error_code lease_round_error(const fanout& round) {
   return errc::timeout;  // (cannot happen once every master answered or timed out)
 }
 
-std::vector<std::uint32_t> may_hold(const fanout& attempt) {
+std::vector<std::uint32_t> may_hold(const quorum_round& attempt) {
   std::vector<std::uint32_t> out;
   for (std::uint32_t i = 0; i < attempt.outcomes().size(); ++i)
     if (attempt.outcomes()[i].state != node_state::refused) out.push_back(i);
@@ -164,7 +160,7 @@ void release_abandoned(const std::shared_ptr<client_impl>& client, lock_kind kin
                        const std::string& token, std::uint64_t hold_id, const std::vector<std::uint32_t>& nodes) {
   // No wake-up: only a holder's release means the lock became free.
   if (!nodes.empty())
-    release_round(client, kind, key, token, hold_id, true, false, [](fanout&) {})->start_on(nodes);
+    release_round(client, kind, key, token, hold_id, true, false, [](quorum_round&) {})->start_on(nodes);
 }
 
 }  // namespace redlock::detail

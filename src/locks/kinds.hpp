@@ -6,13 +6,12 @@
 #pragma once
 
 #include "client/client_impl.hpp"
-#include "quorum/fanout.hpp"
+#include "quorum/quorum_round.hpp"
 
 #include <optional>
 
 namespace redlock::detail {
 
-using round_ptr = boost::intrusive_ptr<fanout>;
 
 verdict classify_grant(const redisReply& r, node_outcome& out);    // 'OK' / counter = yes, nil = no
 verdict classify_fair_grant(const redisReply& r, node_outcome& out);  // as above; queued = -1 - rank (value = rank)
@@ -33,7 +32,7 @@ struct acquire_request {
   std::uint64_t hold_id = 0;
   bool may_be_handed = false;  // fair: a release may hand this waiter the lock
 };
-round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquire_request& req, fanout::decided_fn done);
+round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquire_request& req, quorum_round::decided_fn done);
 
 /// Releases one hold (`last`: the final level of a reentrant/fair hold, or a
 /// mutex) on every master; `wake` publishes on the release channel.
@@ -41,7 +40,7 @@ round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquir
 /// being ended; holds taken by later requests of ours are left alone.
 round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
                         const std::string& token, std::uint64_t hold_id, bool last, bool wake,
-                        fanout::decided_fn done);
+                        quorum_round::decided_fn done);
 
 /// Asks every master for the type of `key`: `done(true)` if some master holds
 /// data of another type there (someone else's, never overwritten).
@@ -57,18 +56,18 @@ void undo_reentry(const std::shared_ptr<client_impl>& client, const std::string&
 /// ("yes"), confirming a hold a release handed over for its queue deadline
 /// only. (A waiter that gives up leaves by a release, which passes the lock on.)
 void leave_queue(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& field,
-                 std::uint64_t hold_id, std::optional<milliseconds> extend_to, fanout::decided_fn done);
+                 std::uint64_t hold_id, std::optional<milliseconds> extend_to, quorum_round::decided_fn done);
 
 /// The outcome of a round on a lock we hold (extend, renewal, re-entry,
 /// release): success, errc::not_held only when refusals made a quorum
 /// impossible, else the transient per-master error (a timeout, say) that
 /// kept the round from a quorum: the lock may well still be ours.
-boost::system::error_code lease_round_error(const fanout& round);
+boost::system::error_code lease_round_error(const quorum_round& round);
 
 /// The masters where an attempt may have applied: all but those that refused
 /// it (a refusal is final: that attempt's write did not happen there and
 /// never will). Masters that erred, timed out or have not answered are in.
-std::vector<std::uint32_t> may_hold(const fanout& attempt);
+std::vector<std::uint32_t> may_hold(const quorum_round& attempt);
 
 /// Fire-and-forget release of an abandoned attempt on the given masters.
 void release_abandoned(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,

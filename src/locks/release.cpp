@@ -50,7 +50,7 @@ void start_release(std::shared_ptr<client_impl> client, std::shared_ptr<lock_sta
     if (!state->registry_key.empty()) client->held.erase(state->registry_key);
   }
   auto h = std::make_shared<done_handler>(std::move(handler));
-  auto on_decided = [client, h](fanout& f) { complete_handler(client, std::move(*h), lease_round_error(f)); };
+  auto on_decided = [client, h](quorum_round& f) { complete_handler(client, std::move(*h), lease_round_error(f)); };
   auto round =
       release_round(client, state->kind, state->key, state->token, state->hold_id, last, true, std::move(on_decided));
   round->settle_failure();  // "not held" needs every refusal counted
@@ -60,7 +60,7 @@ void start_release(std::shared_ptr<client_impl> client, std::shared_ptr<lock_sta
 void run_extend(const std::shared_ptr<client_impl>& client, const std::shared_ptr<lock_state>& state, milliseconds ttl,
                 std::function<void(error_code)> done) {
   if (state->released) return done(errc::not_held);
-  auto on_decided = [client, state, ttl, done = std::move(done)](fanout& f) {
+  auto on_decided = [client, state, ttl, done = std::move(done)](quorum_round& f) {
     auto ec = lease_round_error(f);
     if (!ec) {
       auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(f.decided_at() - f.started_at());
@@ -75,7 +75,7 @@ void run_extend(const std::shared_ptr<client_impl>& client, const std::shared_pt
     // shortens a key (lua/extend.lua), so the window stays where it was.
     done(ec);
   };
-  round_ptr round(new fanout(client, scripts::extend, {state->key},
+  round_ptr round(new quorum_round(client->masters, scripts::extend, {state->key},
                              {state->token, std::to_string(ttl.count()), std::to_string(state->hold_id)},
                              classify_one_zero, std::move(on_decided)));
   round->settle_failure();  // "not held" needs every refusal counted
@@ -91,12 +91,12 @@ void start_extend(std::shared_ptr<client_impl> client, std::shared_ptr<lock_stat
 void start_status(std::shared_ptr<client_impl> client, std::string name, status_handler handler) {
   auto key = client->key_for(name);
   auto h = std::make_shared<status_handler>(std::move(handler));
-  auto on_decided = [client, h](fanout& f) {
+  auto on_decided = [client, h](quorum_round& f) {
     std::vector<node_status> out;
     for (std::size_t i = 0; i < f.outcomes().size(); ++i) {
       auto& o = f.outcomes()[i];
       node_status s;
-      s.node = client->nodes[i]->display();
+      s.node = client->masters->connections[i]->display();
       s.error = o.state == node_state::pending ? make_error_code(errc::timeout) : o.error;
       if (o.fields.size() == 5) {
         s.type = o.fields[0];
@@ -109,7 +109,7 @@ void start_status(std::shared_ptr<client_impl> client, std::string name, status_
     }
     complete_handler(client, std::move(*h), error_code{}, std::move(out));
   };
-  round_ptr round(new fanout(client, scripts::status,
+  round_ptr round(new quorum_round(client->masters, scripts::status,
                              {key, client_impl::fence_key(key), client_impl::queue_key(key)}, {}, classify_status,
                              std::move(on_decided)));
   round->wait_for_all();

@@ -9,9 +9,9 @@ void release_listener::ensure_connections() {
   if (!subscribers_.empty()) return;
   // Callbacks hold the client weakly: the connections may outlive it.
   std::weak_ptr<client_impl> weak = client_.shared_from_this();
-  for (std::uint32_t i = 0; i < client_.nodes.size(); ++i) {
+  for (std::uint32_t i = 0; i < client_.masters->size(); ++i) {
     auto sub =
-        std::make_shared<connection>(client_.strand, client_.nodes[i]->address(), client_.options, client_.tls.get());
+        std::make_shared<connection>(client_.strand, client_.masters->connections[i]->address(), client_.options, client_.tls.get());
     std::weak_ptr<connection> weak_sub = sub;
     sub->enable_push(
         [weak, i](const redisReply& r) {

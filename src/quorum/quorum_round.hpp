@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+// One quorum round: a script call (or a plain command) sent to every master
+// in parallel, each with its own deadline; each reply is classified and fed
+// to the round's quorum_decision, which says when the outcome is known. The
+// round only sends and records: replies after the decision are still
+// consumed and recorded (a late "yes" can be acted on).
+#pragma once
+
+#include "connection/connection.hpp"
+#include "node_set.hpp"
+#include "quorum_decision.hpp"
+#include "scripts/script.hpp"
+
+#include <redlock/lock.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace redlock::detail {
+
+struct node_outcome;
+/// Interprets one master's reply, filling `out.value` (a number the
+/// operation needs, e.g. a fence counter), `out.fields` or `out.error`.
+using classify_fn = verdict (*)(const redisReply& reply, node_outcome& out);
+
+struct node_outcome {
+  node_state state = node_state::pending;
+  std::vector<std::string> fields;  // array replies, kept only by classifiers that ask for it
+  boost::system::error_code error;
+  std::int64_t value = 0;
+  std::chrono::microseconds latency{0};
+};
+
+class quorum_round final : public reply_sink {
+ public:
+  using decided_fn = std::function<void(quorum_round&)>;
+
+  /// A script call: EVALSHA, with one EVAL fallback on NOSCRIPT per master.
+  quorum_round(const std::shared_ptr<node_set>& masters, const script& s, std::vector<std::string> keys,
+               std::vector<std::string> args, classify_fn classify, decided_fn on_decided);
+  /// A plain command (e.g. SET NX PX): `argv` is sent as is.
+  quorum_round(const std::shared_ptr<node_set>& masters, std::vector<std::string> argv, classify_fn classify,
+               decided_fn on_decided);
+
+  /// Sends to every master (call on the strand).
+  void start();
+  /// Sends to these masters only (fire-and-forget clean-ups).
+  void start_on(const std::vector<std::uint32_t>& nodes);
+
+  /// Decide only when every master answered or timed out (a read of each
+  /// master's view, not a quorum).
+  void wait_for_all() { decision_.set_rule(quorum_decision::failure_rule::every_master); }
+  /// Decide success at quorum as usual, but a failure only once every master
+  /// answered or timed out: refusals are then counted exactly (a lease is
+  /// "not held" only when they alone make a quorum impossible), and the
+  /// masters that "may hold" a failed attempt are only those that granted,
+  /// erred or timed out, not the ones merely slower to refuse.
+  void settle_failure() { decision_.set_rule(quorum_decision::failure_rule::settled); }
+  /// A clean-up (a release): it must reach every master that may hold the
+  /// key, even one whose connection is in reconnect back-off, and a graceful
+  /// shutdown waits for it (connection's delivery::must_reach).
+  void must_reach_every_master() { delivery_ = delivery::must_reach; }
+
+  /// Called for each "yes" that arrives after the decision (a late grant, for
+  /// example from a NOSCRIPT fallback that ran after a release was queued).
+  void on_late_yes(std::function<void(std::uint32_t node)> f) { on_late_yes_ = std::move(f); }
+
+  const quorum_decision& decision() const noexcept { return decision_; }
+  bool succeeded() const noexcept { return decision_.reached(); }
+  bool refused_by_quorum() const noexcept { return decision_.refused_by_quorum(); }
+  /// Client-clock times: start of the round and moment of the decision.
+  steady_time started_at() const noexcept { return decision_.started_at(); }
+  steady_time decided_at() const noexcept { return decision_.decided_at(); }
+  const std::vector<node_outcome>& outcomes() const noexcept { return outcomes_; }
+  /// The most telling per-master error of a failed round: none when refusals
+  /// outnumber errors (the lock is simply held elsewhere), else the first.
+  boost::system::error_code failure() const;
+  /// Largest `value` among the "yes" replies.
+  std::int64_t max_value() const;
+
+  void on_reply(std::uint32_t node, const boost::system::error_code& ec, const redisReply* reply) override;
+
+ private:
+  quorum_round(const std::shared_ptr<node_set>& masters, const script* s, std::vector<std::string> keys,
+               std::vector<std::string> args, classify_fn classify, decided_fn on_decided);
+  void encode(std::string& out, bool with_body) const;
+  /// Stamps the round's start and deadline; returns the encoded command.
+  std::string begin_round(const node_set& masters);
+
+  // Weak: the connections' queues hold rounds, and the client holds the
+  // connections; a strong link back would leak them all when the io_context
+  // is destroyed without running again.
+  std::weak_ptr<node_set> masters_;
+  std::shared_ptr<const clock_source> clock_;
+  std::shared_ptr<observer> observer_;  // may outlive the client, like the round itself
+  const script* script_;  // null: args_ is a plain command
+  std::vector<std::string> keys_;
+  std::vector<std::string> args_;
+  classify_fn classify_;
+  decided_fn on_decided_;
+  std::function<void(std::uint32_t)> on_late_yes_;
+  std::vector<node_outcome> outcomes_;
+  std::vector<bool> fell_back_;  // EVAL already tried after NOSCRIPT
+  quorum_decision decision_;
+  delivery delivery_ = delivery::fail_fast;
+  std::chrono::steady_clock::time_point sent_real_{};  // latencies are real time, whatever the clock
+  std::chrono::steady_clock::time_point deadline_{};
+};
+
+using round_ptr = boost::intrusive_ptr<quorum_round>;
+
+}  // namespace redlock::detail
