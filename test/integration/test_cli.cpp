@@ -91,7 +91,7 @@ BOOST_AUTO_TEST_CASE(cli_run_keeps_a_1s_lease_across_a_3s_command) {
 
 BOOST_AUTO_TEST_CASE(cli_run_exit_75_when_the_lock_is_held) {
   masters m(3);
-  redlock::client holder(m.options());
+  redlock::client holder(m.options(1000ms));  // a fresh connection's first request: not 100 ms under load
   auto l = holder.acquire("busy", {.ttl = 10000ms});
   auto t0 = std::chrono::steady_clock::now();
   auto r = cli(nodes_of(m), "run --name busy --wait 300ms -- true");
@@ -164,29 +164,36 @@ BOOST_AUTO_TEST_CASE(cli_tls_ca_from_flag_or_environment_for_every_subcommand) {
   redlock::testing::redis_options tls;
   tls.tls = redlock::testing::shared_test_tls();
   masters m(3, tls);
+  // The first request on a fresh connection waits for the TCP and TLS
+  // handshakes: far more than the 50 ms default under ASan on a busy machine.
   auto nodes = nodes_of(m);
+  const std::string tls_timeout = " --node-timeout 1s";
   auto ca = tls.tls->ca_cert.string();
   auto ca_env = "REDLOCK_TLS_CA=" + quote(ca);
   // Without the CA the masters' certificates cannot be verified: unusable.
-  auto refused = cli(nodes, "acquire --name secure --ttl 5s");
+  auto refused = cli(nodes, "acquire --name secure --ttl 5s" + tls_timeout);
   BOOST_TEST(refused.code == 69, refused.err);
   BOOST_TEST(m.holding("secure") == 0u);
 
-  auto a = cli(nodes, "acquire --name secure --ttl 5s --json --tls-ca " + quote(ca));
+  auto a = cli(nodes, "acquire --name secure --ttl 5s --json --tls-ca " + quote(ca) + tls_timeout);
   BOOST_REQUIRE_MESSAGE(a.code == 0, a.err);
   std::string token(boost::json::parse(a.out).as_object().at("token").as_string());
-  BOOST_TEST(m.holding("secure") == 3u);
-  BOOST_TEST(cli(nodes, "status --name secure --json", ca_env).out.find(token) != std::string::npos);
-  BOOST_TEST(cli(nodes, "extend --name secure --ttl 30s --token " + token + " --tls-ca " + quote(ca)).code == 0);
-  BOOST_TEST(std::stol(m[1].command({"PTTL", "secure"})) > 20000);
-  BOOST_TEST(cli(nodes, "release --name secure --token " + token, ca_env).code == 0);
+  // Each command returns at quorum and exits: the third master may have
+  // missed the request (only releases are waited for).
+  BOOST_TEST(m.holding("secure") >= 2u);
+  BOOST_TEST(cli(nodes, "status --name secure --json" + tls_timeout, ca_env).out.find(token) != std::string::npos);
+  BOOST_TEST(cli(nodes, "extend --name secure --ttl 30s --token " + token + " --tls-ca " + quote(ca) + tls_timeout).code == 0);
+  std::size_t extended = 0;
+  for (std::size_t i = 0; i < m.size(); ++i) extended += std::stol(m[i].command({"PTTL", "secure"})) > 20000;
+  BOOST_TEST(extended >= 2u);
+  BOOST_TEST(cli(nodes, "release --name secure --token " + token + tls_timeout, ca_env).code == 0);
   BOOST_TEST(m.holding("secure") == 0u);
-  auto r = cli(nodes, "run --name secure --ttl 5s -- sh -c 'test -n \"$REDLOCK_TOKEN\"'", ca_env);
+  auto r = cli(nodes, "run --name secure --ttl 5s" + tls_timeout + " -- sh -c 'test -n \"$REDLOCK_TOKEN\"'", ca_env);
   BOOST_TEST(r.code == 0, r.err);
   BOOST_TEST(m.holding("secure") == 0u);
 
   // The flag wins over the environment; a missing file is bad input.
-  auto missing = cli(nodes, "acquire --name secure --tls-ca /nonexistent/ca.crt", ca_env);
+  auto missing = cli(nodes, "acquire --name secure --tls-ca /nonexistent/ca.crt" + tls_timeout, ca_env);
   BOOST_TEST(missing.code == 64, missing.err);
   BOOST_TEST(missing.err.find("/nonexistent/ca.crt") != std::string::npos, missing.err);
   BOOST_TEST(m.holding("secure") == 0u);
@@ -248,12 +255,13 @@ BOOST_AUTO_TEST_CASE(cli_release_reaches_a_master_still_connecting_before_it_exi
   o.tls_ca_file = tls.tls->ca_cert.string();
   redlock::client holder(o);
   auto held = holder.acquire("exit-wait", {.ttl = 60000ms});
+  BOOST_REQUIRE(redlock::testing::eventually([&] { return m.holding("exit-wait") == 3u; }));
   m[2].pause();  // the CLI's handshake with it waits until it runs again
   std::thread resume([&] {
     std::this_thread::sleep_for(500ms);
     m[2].resume();
   });
-  auto r = cli(nodes_of(m), "release --name exit-wait --token " + held.token(),
+  auto r = cli(nodes_of(m), "release --name exit-wait --node-timeout 1s --token " + held.token(),
                "REDLOCK_TLS_CA=" + quote(o.tls_ca_file));
   resume.join();
   BOOST_TEST(r.code == 0, r.err);

@@ -50,7 +50,9 @@ BOOST_AUTO_TEST_CASE(auth_with_password_and_acl_user) {
   redis_options protected_opts;
   protected_opts.extra_args = {"--requirepass", "s3cret"};
   masters m(3, protected_opts);
-  auto o = m.options();
+  // A fresh connection's first request waits for AUTH and the script
+  // preload: 100 ms was too short under ASan on a loaded machine (1 of 20 runs).
+  auto o = m.options(1000ms);
   for (auto& u : o.nodes) u = with_userinfo(u, ":s3cret");
   {
     redlock::client c(o);
@@ -61,7 +63,7 @@ BOOST_AUTO_TEST_CASE(auth_with_password_and_acl_user) {
   // redis.conf's "user" directive takes the name and the rules as separate words.
   acl_opts.extra_args = {"--user", "alice", "on", ">wonder", "~*", "&*", "+@all", "--user", "default", "off"};
   masters users(3, acl_opts);
-  auto uo = users.options();
+  auto uo = users.options(1000ms);
   for (auto& u : uo.nodes) u = with_userinfo(u, "alice:wonder");
   {
     redlock::client c(uo);
@@ -237,7 +239,7 @@ BOOST_AUTO_TEST_CASE(a_release_reaches_a_master_whose_connection_is_in_reconnect
   {
     redlock::client c(o);
     auto l = c.acquire("backoff", {.ttl = 60000ms});
-    BOOST_REQUIRE(m.holding("backoff") == 3u);
+    BOOST_REQUIRE(eventually([&] { return m.holding("backoff") == 3u; }));
     m[2].kill9();
     BOOST_REQUIRE(eventually([&] { return events->closed.load() >= 1; }));
     m[2].restart();

@@ -46,12 +46,24 @@ struct close_counter : redlock::observer {
 };
 
 // Acquires `name` and releases it: true when every master had granted it.
+// A timeout is only false: the first request on a fresh TLS connection waits
+// for the handshakes, which take long under ASan on a loaded machine.
 bool acquires_on_every_master(redlock::client& c, masters& m, const std::string& name) {
-  auto l = c.try_acquire(name, {.ttl = 5000ms});
-  if (!l) return false;
-  bool all = m.holding(name) == m.size();
-  c.release(*l);
-  return all;
+  try {
+    auto l = c.try_acquire(name, {.ttl = 5000ms});
+    if (!l) return false;
+    bool all = m.holding(name) == m.size();
+    c.release(*l);
+    return all;
+  } catch (const redlock::error&) {
+    return false;
+  }
+}
+
+// Opens every connection of `c` (TCP, TLS and the script preload) so that
+// the test's own requests meet warm connections.
+void warm_up(redlock::client& c, masters& m) {
+  BOOST_REQUIRE(eventually([&] { return acquires_on_every_master(c, m, "warm-up"); }));
 }
 
 }  // namespace
@@ -71,22 +83,25 @@ BOOST_AUTO_TEST_CASE(tls_masters_refuse_plain_connections) {
 BOOST_AUTO_TEST_CASE(tls_acquire_release_and_renewal) {
   masters m(3, tls_only());
   redlock::client c(tls_client(m));
+  warm_up(c, m);
   auto l = c.acquire("tls-job", {.ttl = 900ms, .renew = true});
-  BOOST_TEST(m.holding("tls-job") == 3u);
+  BOOST_TEST(eventually([&] { return m.holding("tls-job") == 3u; }));
   // Three lease times: only the watchdog's renewals over TLS keep it.
   std::this_thread::sleep_for(2700ms);
   BOOST_TEST(!l.lost());
   BOOST_TEST(m.holding("tls-job") == 3u);
   c.extend(l, 5000ms);
-  BOOST_TEST(std::stol(m[0].command({"PTTL", "tls-job"})) > 3000);
+  BOOST_TEST(eventually([&] { return std::stol(m[0].command({"PTTL", "tls-job"})) > 3000; }));
   c.release(l);
-  BOOST_TEST(m.holding("tls-job") == 0u);
+  BOOST_TEST(eventually([&] { return m.holding("tls-job") == 0u; }));
 }
 
 BOOST_AUTO_TEST_CASE(tls_certificate_from_an_unknown_ca_is_refused) {
   masters m(3, tls_only());
-  auto o = m.options();  // no tls_ca_file: the system store, which never signed the test CA
-  o.connect_timeout = 500ms;
+  // No tls_ca_file: the system store, which never signed the test CA. The
+  // handshake fails within connect_timeout, well inside the node timeout.
+  auto o = m.options(3000ms);
+  o.connect_timeout = 1000ms;
   redlock::client c(o);
   BOOST_TEST(code_of([&] { c.acquire("unverified"); }) == errc::not_connected);
   BOOST_TEST(m.holding("unverified") == 0u);
@@ -96,6 +111,7 @@ BOOST_AUTO_TEST_CASE(tls_fenced_acquisition_and_fenced_store) {
   masters m(3, tls_only());
   masters storage(1, tls_only());
   redlock::client c(tls_client(m));
+  warm_up(c, m);
   auto first = c.acquire("tls-account", {.ttl = 5000ms, .fenced = true});
   BOOST_REQUIRE(first.fence().has_value());
   auto old_token = *first.fence();
@@ -112,7 +128,7 @@ BOOST_AUTO_TEST_CASE(tls_fenced_acquisition_and_fenced_store) {
   c.release(second);
 
   // Without the CA the store refuses to talk to the server at all.
-  redlock::fenced_store unverified(c.async().get_executor(), storage[0].uri(), 500ms);
+  redlock::fenced_store unverified(c.async().get_executor(), storage[0].uri(), 3000ms);
   BOOST_TEST(code_of([&] { unverified.write("tls-account", 99, "balance", "0"); }) == errc::not_connected);
   BOOST_TEST(storage[0].command({"GET", "balance"}) == "100");
 }
@@ -126,7 +142,7 @@ BOOST_AUTO_TEST_CASE(tls_stalled_master_is_closed_and_reconnected) {
   auto closes = std::make_shared<close_counter>();
   o.observer = closes;
   redlock::client c(o);
-  c.release(c.acquire("warm-up"));  // every connection open, over TLS
+  warm_up(c, m);
   m[0].pause();
   auto l = c.acquire("tls-stall", {.ttl = 5000ms});
   BOOST_TEST(l.remaining_validity() > 0ms);
@@ -142,7 +158,7 @@ BOOST_AUTO_TEST_CASE(tls_killed_master_then_restarted) {
   masters m(3, tls_only());
   auto o = tls_client(m, 100ms);
   redlock::client c(o);
-  c.release(c.acquire("warm-up"));
+  warm_up(c, m);
   m[1].kill9();
   auto l = c.acquire("tls-killed", {.ttl = 5000ms});  // a quorum over TLS without m1
   BOOST_TEST(m.holding("tls-killed") == 2u);
@@ -157,7 +173,7 @@ BOOST_AUTO_TEST_CASE(tls_client_destroyed_with_requests_in_flight) {
   auto o = tls_client(m, 50ms);
   {
     redlock::client c(o);
-    c.release(c.acquire("warm-up"));
+    warm_up(c, m);
     m[2].pause();
     auto l = c.acquire("tls-shutdown", {.ttl = 2000ms});
     BOOST_TEST(l.remaining_validity() > 0ms);
@@ -167,10 +183,11 @@ BOOST_AUTO_TEST_CASE(tls_client_destroyed_with_requests_in_flight) {
 
 BOOST_AUTO_TEST_CASE(a_release_queued_behind_a_tls_handshake_reaches_the_master_before_shutdown) {
   masters m(3, tls_only());
-  auto o = tls_client(m, 100ms);
+  auto o = tls_client(m, 1000ms);
   o.connect_timeout = 10000ms;  // the handshake below waits for the test, never for this
   redlock::client holder(o);
   auto held = holder.acquire("handshake", {.ttl = 60000ms});
+  BOOST_REQUIRE(eventually([&] { return m.holding("handshake") == 3u; }));
   std::thread resume;
   {
     // Another process would do this: release by token (redlock release).
