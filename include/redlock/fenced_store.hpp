@@ -6,6 +6,8 @@
 // docs/fencing.md.
 #pragma once
 
+#include <redlock/export.hpp>
+
 #include <redlock/error.hpp>
 #include <redlock/options.hpp>
 
@@ -23,7 +25,7 @@ namespace detail {
 class store_impl;
 }
 
-class fenced_store {
+class REDLOCK_EXPORT fenced_store {
  public:
   using done_signature = void(boost::system::error_code);
 
