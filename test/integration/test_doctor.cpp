@@ -30,6 +30,11 @@ using redlock::testing::masters;
 using redlock::testing::redis_options;
 using redlock::testing::redis_process;
 
+namespace redlock {
+// For Boost.Test's messages.
+std::ostream& operator<<(std::ostream& os, severity s) { return os << (s == severity::error ? "error" : "warning"); }
+}  // namespace redlock
+
 namespace {
 
 // Masters as they should be: AOF with appendfsync always, noeviction.
