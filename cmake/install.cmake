@@ -39,6 +39,8 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/redlockConfig.cmake
               cmake/FindHiredis.cmake
         DESTINATION ${REDLOCK_CMAKE_DIR} COMPONENT devel)
 
+install(FILES LICENSE CHANGELOG.md DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT devel)
+
 # ---- redlock.pc ---------------------------------------------------------------
 # Relocatable (prefix from the .pc file's own place). A static libredlock puts
 # its dependencies in Libs, so `pkg-config --cflags --libs redlock` links
@@ -80,8 +82,10 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
 set(CPACK_PACKAGE_CONTACT "redlock maintainers <redlock@localhost>" CACHE STRING "The .deb's Maintainer field")
 set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+# Only these two components (not redlock-bench, say), in one package.
 set(CPACK_COMPONENTS_ALL devel cli)
-set(CPACK_DEB_COMPONENT_INSTALL OFF)  # both components in one package
+set(CPACK_DEB_COMPONENT_INSTALL ON)
+set(CPACK_COMPONENTS_GROUPING ALL_COMPONENTS_IN_ONE)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)

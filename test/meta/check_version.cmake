@@ -19,7 +19,7 @@ string(REGEX REPLACE ".*\"(.*)\".*" "\\1" header "${line}")
 expect("redlock/version.hpp" "${header}")
 
 if(EXISTS "${BUILD_DIR}/redlockConfigVersion.cmake")
-  file(STRINGS "${BUILD_DIR}/redlockConfigVersion.cmake" line REGEX "set\\(PACKAGE_VERSION \"")
+  file(STRINGS "${BUILD_DIR}/redlockConfigVersion.cmake" line REGEX "set\\(PACKAGE_VERSION \"[0-9]")
   string(REGEX REPLACE ".*\"(.*)\".*" "\\1" package "${line}")
   expect("redlockConfigVersion.cmake" "${package}")
 endif()
