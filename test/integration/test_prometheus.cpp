@@ -100,7 +100,10 @@ BOOST_AUTO_TEST_CASE(scraped_metrics_count_what_happened_and_pass_promtool) {
   auto waiter = std::async(std::launch::async, [&] {
     return other.acquire("metrics-contended", {.ttl = 5s, .wait = 5s, .retry_delay = 2000ms, .retry_jitter = 0ms});
   });
-  std::this_thread::sleep_for(300ms);  // the waiter is waiting (its retry is 2 s away)
+  // The waiter listens for the release on every master (its retry is 2 s away).
+  for (std::size_t i = 0; i < 3; ++i)
+    BOOST_REQUIRE(redlock::testing::eventually(
+        [&] { return !m[i].command({"PUBSUB", "CHANNELS", "{metrics-contended}:released"}).empty(); }));
   c.release(held);
   other.release(waiter.get());
 
