@@ -3,6 +3,8 @@
 // (a callback, asio::use_future, asio::use_awaitable, asio::deferred, ...).
 #pragma once
 
+#include <redlock/export.hpp>
+
 #include <redlock/error.hpp>
 #include <redlock/lock.hpp>
 #include <redlock/options.hpp>
@@ -36,7 +38,7 @@ struct node_status {
 
 /// The asynchronous client: one connection per master on the given
 /// executor; thread-safe to call from any thread.
-class async_client {
+class REDLOCK_EXPORT async_client {
  public:
   using executor_type = boost::asio::any_io_executor;
   using acquire_signature = void(boost::system::error_code, lock);

@@ -3,6 +3,8 @@
 // thrown as redlock::error carrying the same codes as the async API.
 #pragma once
 
+#include <redlock/export.hpp>
+
 #include <redlock/async_client.hpp>
 
 #include <memory>
@@ -13,7 +15,7 @@ namespace redlock {
 
 class guard;
 
-class client {
+class REDLOCK_EXPORT client {
  public:
   explicit client(client_options options);
   /// Closes the connections once the releases still on their way to a
@@ -46,7 +48,7 @@ class client {
 };
 
 /// Move-only RAII holder: releases in its destructor, never throws from it.
-class guard {
+class REDLOCK_EXPORT guard {
  public:
   guard() = default;
   guard(client& c, lock l) noexcept : client_(&c), lock_(std::move(l)) {}

@@ -3,13 +3,15 @@
 // the fault suite can model a client whose clock drifts or jumps.
 #pragma once
 
+#include <redlock/export.hpp>
+
 #include <chrono>
 
 namespace redlock {
 
 using steady_time = std::chrono::steady_clock::time_point;
 
-class clock_source {
+class REDLOCK_EXPORT clock_source {
  public:
   virtual ~clock_source() = default;
   virtual steady_time now() const noexcept = 0;

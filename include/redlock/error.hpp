@@ -3,11 +3,14 @@
 // exception type carrying the same code for the sync API.
 #pragma once
 
+#include <redlock/export.hpp>
+
 #include <boost/system/error_code.hpp>
 #include <boost/system/system_error.hpp>
 
 #include <iosfwd>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 namespace redlock {
@@ -45,7 +48,7 @@ enum class errc {
   unfenced_hold,     ///< a fenced re-entry of a hold taken without a fencing token: it has none to give
 };
 
-const boost::system::error_category& category() noexcept;
+REDLOCK_EXPORT const boost::system::error_category& category() noexcept;
 
 inline boost::system::error_code make_error_code(errc e) noexcept {
   return {static_cast<int>(e), category()};
@@ -63,18 +66,22 @@ enum class condition {
   lost,                  ///< the lease is gone: stop acting as the holder (not_held, stale_token)
 };
 
-const boost::system::error_category& condition_category() noexcept;
+REDLOCK_EXPORT const boost::system::error_category& condition_category() noexcept;
 
 inline boost::system::error_condition make_error_condition(condition c) noexcept {
   return {static_cast<int>(c), condition_category()};
 }
 
+/// The enumerator's name ("not_acquired", "timeout", ...): a stable word for
+/// metric labels and machine-readable output; "unknown" for other values.
+REDLOCK_EXPORT std::string_view errc_name(errc e) noexcept;
+
 /// Prints the code's (or the condition's) message (for logs and test output).
-std::ostream& operator<<(std::ostream& os, errc e);
-std::ostream& operator<<(std::ostream& os, condition c);
+REDLOCK_EXPORT std::ostream& operator<<(std::ostream& os, errc e);
+REDLOCK_EXPORT std::ostream& operator<<(std::ostream& os, condition c);
 
 /// Thrown by the sync API; `code()` is the same error_code the async API reports.
-class error : public boost::system::system_error {
+class REDLOCK_EXPORT error : public boost::system::system_error {
  public:
   explicit error(boost::system::error_code ec) : system_error(ec) {}
   /// `what` is the whole message (it should name the problem); empty: the code's message.

@@ -6,6 +6,8 @@
 // docs/fencing.md.
 #pragma once
 
+#include <redlock/export.hpp>
+
 #include <redlock/error.hpp>
 #include <redlock/options.hpp>
 
@@ -33,7 +35,7 @@ struct fenced_store_options {
   bool tls_verify = true;
 };
 
-class fenced_store {
+class REDLOCK_EXPORT fenced_store {
  public:
   using done_signature = void(boost::system::error_code);
 

@@ -2,6 +2,8 @@
 // A held (or formerly held) lock: a cheap, copyable handle to shared state.
 #pragma once
 
+#include <redlock/export.hpp>
+
 #include <redlock/clock.hpp>
 #include <redlock/options.hpp>
 
@@ -38,7 +40,7 @@ struct node_result {
   std::chrono::microseconds latency{0};
 };
 
-class lock {
+class REDLOCK_EXPORT lock {
  public:
   lock() = default;
 

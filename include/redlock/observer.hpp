@@ -4,6 +4,8 @@
 // client's I/O strand: keep them short and never block in them.
 #pragma once
 
+#include <redlock/export.hpp>
+
 #include <redlock/options.hpp>
 
 #include <boost/system/error_code.hpp>
@@ -13,14 +15,30 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace redlock {
 
 enum class log_level : int { debug, info, warning, error };
 
+/// What one acquisition (async_acquire, acquire, try_acquire, lock_guard)
+/// came to: observer::on_acquire_result.
+struct acquire_outcome {
+  std::string_view name;
+  lock_kind kind = lock_kind::mutex;
+  boost::system::error_code error;    ///< clear when acquired
+  std::chrono::microseconds took{0};  ///< from the start of the acquisition to its result
+  unsigned attempts = 0;              ///< quorum rounds it took (0: failed before the first)
+  /// The hand-off as this waiter saw it: for an acquisition that heard a
+  /// holder release the lock while it waited, the time from the last release
+  /// it heard (on a quorum for mutex and reentrant locks; the hand-over, or
+  /// the wake-up naming it, for fair ones) to its result. Empty otherwise.
+  std::optional<std::chrono::microseconds> since_release{};
+};
+
 /// Receives events from a client; every hook defaults to doing nothing.
-class observer {
+class REDLOCK_EXPORT observer {
  public:
   virtual ~observer() = default;
   /// One master answered (or failed or timed out) one request of `operation`
@@ -29,9 +47,8 @@ class observer {
                              std::chrono::microseconds /*latency*/, const boost::system::error_code& /*error*/) {}
   /// An acquisition round starts (attempt 1, 2, ...).
   virtual void on_acquire_attempt(std::string_view /*name*/, unsigned /*attempt*/) {}
-  /// An acquisition completed: `error` clear when acquired.
-  virtual void on_acquire_result(std::string_view /*name*/, const boost::system::error_code& /*error*/,
-                                 std::chrono::microseconds /*took*/) {}
+  /// An acquisition completed (acquired or not).
+  virtual void on_acquire_result(const acquire_outcome& /*outcome*/) {}
   /// A watchdog renewal finished.
   virtual void on_renewal(std::string_view /*name*/, const boost::system::error_code& /*error*/) {}
   /// A renewed lock was lost.
@@ -43,7 +60,7 @@ class observer {
 /// Ready-made counters, safe to read from any thread (relaxed atomics):
 /// export them to your metrics system.
 /// Per-master arrays cover the first `max_nodes` masters.
-class counters : public observer {
+class REDLOCK_EXPORT counters : public observer {
  public:
   static constexpr std::size_t max_nodes = 16;
   struct per_node {
@@ -57,8 +74,7 @@ class counters : public observer {
   void on_node_reply(std::size_t node, std::string_view, std::chrono::microseconds latency,
                      const boost::system::error_code& error) override;
   void on_acquire_attempt(std::string_view, unsigned) override { acquire_attempts.fetch_add(1, relaxed); }
-  void on_acquire_result(std::string_view, const boost::system::error_code& error,
-                         std::chrono::microseconds) override;
+  void on_acquire_result(const acquire_outcome& outcome) override;
   void on_renewal(std::string_view, const boost::system::error_code& error) override {
     (error ? renewal_failures : renewals).fetch_add(1, relaxed);
   }

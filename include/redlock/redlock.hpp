@@ -5,8 +5,10 @@
 #include <redlock/async_client.hpp>
 #include <redlock/client.hpp>
 #include <redlock/clock.hpp>
+#include <redlock/doctor.hpp>
 #include <redlock/error.hpp>
 #include <redlock/fenced_store.hpp>
 #include <redlock/lock.hpp>
 #include <redlock/observer.hpp>
 #include <redlock/options.hpp>
+#include <redlock/version.hpp>

@@ -5,12 +5,16 @@
 //   redlock extend  --name N --token T [--ttl 10s] [--json]
 //   redlock release --name N --token T
 //   redlock status  --name N [--json]
+//   redlock doctor  [--ttl 10s] [--json]   (src/cli/doctor.cpp)
+//   redlock --version
 // Masters come from --nodes URI,... or REDLOCK_NODES; the CA for rediss://
 // masters from --tls-ca FILE or REDLOCK_TLS_CA. Exit status: 0 ok;
 // 64 bad usage or input; 65 the key holds someone else's data; 69 masters
 // unusable (auth, unreachable); 70 lease lost while COMMAND ran; 75 lock not
 // acquired (or no longer held); otherwise COMMAND's own status.
-#include "duration.hpp"
+#include "args.hpp"
+#include "doctor.hpp"
+#include "metrics.hpp"
 
 #include <redlock/redlock.hpp>
 
@@ -38,27 +42,10 @@ namespace {
 
 constexpr int ex_usage = 64, ex_dataerr = 65, ex_unavailable = 69, ex_lost = 70, ex_tempfail = 75;
 
-struct usage_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-[[noreturn]] void usage(const std::string& why) { throw usage_error(why); }
-
-std::chrono::milliseconds duration_arg(const po::variables_map& vm, const char* name, std::chrono::milliseconds dflt) {
-  if (!vm.count(name)) return dflt;
-  auto text = vm[name].as<std::string>();
-  auto d = redlock::cli::parse_duration(text);
-  if (!d) usage("--" + std::string(name) + " '" + text + "' is not a duration (e.g. 500ms, 10s, 2m)");
-  return *d;
-}
-
-std::vector<std::string> split_nodes(const std::string& list) {
-  std::vector<std::string> out;
-  std::stringstream in(list);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
+using redlock::cli::duration_arg;
+using redlock::cli::parse;
+using redlock::cli::usage;
+using redlock::cli::usage_error;
 
 struct common {
   redlock::client_options client;
@@ -77,13 +64,7 @@ void add_common(po::options_description& d) {
 
 common read_common(const po::variables_map& vm) {
   common c;
-  std::string nodes;
-  if (vm.count("nodes"))
-    nodes = vm["nodes"].as<std::string>();
-  else if (const char* env = std::getenv("REDLOCK_NODES"))
-    nodes = env;
-  c.client.nodes = split_nodes(nodes);
-  if (c.client.nodes.empty()) usage("no masters: give --nodes URI,... or set REDLOCK_NODES");
+  c.client.nodes = redlock::cli::nodes_arg(vm);
   c.client.node_timeout = duration_arg(vm, "node-timeout", 50ms);
   if (vm.count("prefix")) c.client.key_prefix = vm["prefix"].as<std::string>();
   if (vm.count("tls-ca"))
@@ -140,26 +121,6 @@ void print_lock(const redlock::lock& l, bool as_json) {
   std::cout << "REDLOCK_NAME=" << l.name() << "\nREDLOCK_TOKEN=" << l.token()
             << "\nREDLOCK_VALIDITY_MS=" << l.remaining_validity().count() << "\n";
   if (l.fence()) std::cout << "REDLOCK_FENCE=" << *l.fence() << "\n";
-}
-
-po::variables_map parse(const std::vector<std::string>& args, po::options_description& d,
-                        std::vector<std::string>* command = nullptr) {
-  po::variables_map vm;
-  po::positional_options_description pos;
-  po::options_description all;  // `d` plus the hidden positional COMMAND
-  all.add(d);
-  if (command) {
-    all.add_options()("command", po::value<std::vector<std::string>>(), "");
-    pos.add("command", -1);
-  }
-  try {
-    po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    usage(e.what());
-  }
-  if (command && vm.count("command")) *command = vm["command"].as<std::vector<std::string>>();
-  return vm;
 }
 
 redlock::acquire_options acquire_args(po::options_description& d) {
@@ -241,7 +202,8 @@ int cmd_run(const std::vector<std::string>& args) {
   po::options_description d("redlock run [options] -- COMMAND [ARGS...]");
   add_common(d);
   acquire_args(d);
-  d.add_options()("grace", po::value<std::string>(), "after a lost lease: SIGTERM, then SIGKILL after this (default 5s)");
+  d.add_options()("grace", po::value<std::string>(), "after a lost lease: SIGTERM, then SIGKILL after this (default 5s)")(
+      "metrics-port", po::value<std::string>(), "serve Prometheus metrics at http://[HOST:]PORT/metrics while it runs");
   std::vector<std::string> command;
   auto vm = parse(args, d, &command);
   if (vm.count("help")) {
@@ -252,6 +214,12 @@ int cmd_run(const std::vector<std::string>& args) {
   auto a = read_acquire(vm);
   auto grace = duration_arg(vm, "grace", 5s);
   if (command.empty()) usage("no COMMAND given (redlock run ... -- COMMAND [ARGS...])");
+
+  std::unique_ptr<redlock::cli::metrics_endpoint> metrics;  // outlives the client
+  if (vm.count("metrics-port")) {
+    metrics = redlock::cli::serve_metrics(vm["metrics-port"].as<std::string>(), c.client.nodes);
+    c.client.observer = metrics->observer;
+  }
 
   std::atomic<int> lost{0};
   a.renew = true;
@@ -421,15 +389,18 @@ int cmd_status(const std::vector<std::string>& args) {
 }
 
 void print_usage(std::ostream& os) {
-  os << "usage: redlock <run|acquire|extend|release|status> [options]   (redlock SUBCOMMAND --help for all options)\n"
+  os << "usage: redlock <run|acquire|extend|release|status|doctor> [options]   (redlock SUBCOMMAND --help for all "
+        "options; redlock --version)\n"
         "  redlock run --name N [--ttl 10s] [--wait 0s] [--kind mutex|reentrant|fair] [--fenced] -- COMMAND [ARGS...]\n"
         "  redlock acquire --name N [--ttl 10s] [--wait 0s] [--kind K] [--fenced] [--json]\n"
         "  redlock extend --name N --token T [--ttl 10s] [--json]\n"
         "  redlock release --name N --token T\n"
         "  redlock status --name N [--json]\n"
+        "  redlock doctor [--ttl 10s] [--acl-user U] [--json]   (audits the masters: 0 ok, 1 warnings, 2 errors)\n"
         "common: --nodes redis://host:port,... (or REDLOCK_NODES), --tls-ca FILE (or REDLOCK_TLS_CA),\n"
         "        --node-timeout 50ms, --prefix P, --json;\n"
-        "run: --grace 5s (SIGTERM to SIGKILL after a lost lease); durations take units (500ms, 10s, 2m)\n";
+        "run: --grace 5s (SIGTERM to SIGKILL after a lost lease), --metrics-port [HOST:]PORT (Prometheus);\n"
+        "durations take units (500ms, 10s, 2m)\n";
 }
 
 }  // namespace
@@ -447,6 +418,11 @@ int main(int argc, char** argv) {
     if (sub == "extend") return cmd_extend_or_release(args, true);
     if (sub == "release") return cmd_extend_or_release(args, false);
     if (sub == "status") return cmd_status(args);
+    if (sub == "doctor") return redlock::cli::doctor(args);
+    if (sub == "--version" || sub == "version") {
+      std::cout << "redlock " << redlock::version << "\n";
+      return 0;
+    }
     if (sub == "--help" || sub == "-h" || sub == "help") {
       print_usage(std::cout);
       return 0;

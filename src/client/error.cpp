@@ -105,6 +105,37 @@ const boost::system::error_category& category() noexcept {
   return instance;
 }
 
+std::string_view errc_name(errc e) noexcept {
+  switch (e) {
+    case errc::empty_node_list: return "empty_node_list";
+    case errc::bad_uri: return "bad_uri";
+    case errc::bad_ttl: return "bad_ttl";
+    case errc::node_timeout_too_large: return "node_timeout_too_large";
+    case errc::empty_name: return "empty_name";
+    case errc::bad_drift_factor: return "bad_drift_factor";
+    case errc::bad_option: return "bad_option";
+    case errc::not_acquired: return "not_acquired";
+    case errc::validity_expired: return "validity_expired";
+    case errc::not_held: return "not_held";
+    case errc::empty_lock: return "empty_lock";
+    case errc::timeout: return "timeout";
+    case errc::not_connected: return "not_connected";
+    case errc::connection_lost: return "connection_lost";
+    case errc::auth_failed: return "auth_failed";
+    case errc::wrong_type: return "wrong_type";
+    case errc::out_of_memory: return "out_of_memory";
+    case errc::read_only: return "read_only";
+    case errc::server_error: return "server_error";
+    case errc::protocol_error: return "protocol_error";
+    case errc::reply_too_large: return "reply_too_large";
+    case errc::too_many_pending: return "too_many_pending";
+    case errc::shutting_down: return "shutting_down";
+    case errc::stale_token: return "stale_token";
+    case errc::unfenced_hold: return "unfenced_hold";
+  }
+  return "unknown";
+}
+
 std::ostream& operator<<(std::ostream& os, errc e) { return os << category().message(static_cast<int>(e)); }
 std::ostream& operator<<(std::ostream& os, condition c) {
   return os << condition_category().message(static_cast<int>(c));

@@ -16,8 +16,8 @@ void counters::on_node_reply(std::size_t node, std::string_view, std::chrono::mi
     n.errors.fetch_add(1, relaxed);
 }
 
-void counters::on_acquire_result(std::string_view, const boost::system::error_code& error,
-                                 std::chrono::microseconds) {
+void counters::on_acquire_result(const acquire_outcome& outcome) {
+  const auto& error = outcome.error;
   if (!error) {
     acquired.fetch_add(1, relaxed);
     return;

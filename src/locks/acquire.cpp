@@ -446,6 +446,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
           std::uint64_t poll_id = 0;
           if (space == std::string_view::npos || payload.substr(space + 1) != self->token_) return;
           std::from_chars(payload.data() + 1, payload.data() + space, poll_id);
+          self->release_heard_ = std::chrono::steady_clock::now();  // before it may complete us
           return self->on_handed(node, poll_id);
         }
         // Only the head is named, so the first copy may wake it: if the
@@ -456,6 +457,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
         // lock is free on a quorum only fails, and once per copy per waiter.
         return;
       }
+      self->release_heard_ = std::chrono::steady_clock::now();
       self->wake();
     });
   }
@@ -491,9 +493,14 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     // hold a release handed it that it did not count; it passes the lock on.
     if (ec && options_.kind == lock_kind::fair && !held_)
       release_round(client_, options_.kind, key_, token_, latest_request_, true, true, [](quorum_round&) {})->start();
-    if (auto& obs = client_->options.observer)
-      obs->on_acquire_result(name_, ec, std::chrono::duration_cast<std::chrono::microseconds>(
-                                            std::chrono::steady_clock::now() - started_));
+    if (auto& obs = client_->options.observer) {
+      using std::chrono::microseconds;
+      auto now = std::chrono::steady_clock::now();
+      acquire_outcome outcome{name_, options_.kind, ec, std::chrono::duration_cast<microseconds>(now - started_),
+                              attempts_};
+      if (release_heard_) outcome.since_release = std::chrono::duration_cast<microseconds>(now - *release_heard_);
+      obs->on_acquire_result(outcome);
+    }
     auto slot = asio::get_associated_cancellation_slot(handler_);
     if (slot.is_connected()) slot.clear();
     complete_handler(client_, std::move(handler_), ec, std::move(l));
@@ -523,6 +530,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   std::size_t next_release_slot_ = 0;
   unsigned attempts_ = 0;
   std::chrono::steady_clock::time_point started_, wait_deadline_;
+  std::optional<std::chrono::steady_clock::time_point> release_heard_;  // the last release a wake-up came from
   std::optional<asio::steady_timer> timer_;
   std::string channel_;
   release_listener::waiter_id watch_id_ = 0;

@@ -8,6 +8,7 @@
 
 #include <future>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 using namespace std::chrono_literals;
@@ -78,4 +79,81 @@ BOOST_AUTO_TEST_CASE(observer_counts_attempts_latency_errors_renewals_and_lost_l
   for (auto& line : stats->lines) saw_close |= line.find("connection closed") != std::string::npos;
   BOOST_TEST(saw_close);
   BOOST_TEST(stats->log_warnings.load() >= 1u);
+}
+
+namespace {
+// Every acquisition's outcome, copied (the name is a view valid only in the hook).
+struct outcome_recorder : redlock::observer {
+  struct entry {
+    std::string name;
+    redlock::lock_kind kind;
+    boost::system::error_code error;
+    std::chrono::microseconds took;
+    unsigned attempts;
+    std::optional<std::chrono::microseconds> since_release;
+  };
+  std::mutex mu;
+  std::vector<entry> outcomes;
+  void on_acquire_result(const redlock::acquire_outcome& o) override {
+    std::lock_guard g(mu);
+    outcomes.push_back({std::string(o.name), o.kind, o.error, o.took, o.attempts, o.since_release});
+  }
+  entry last(const std::string& name) {
+    std::lock_guard g(mu);
+    for (auto it = outcomes.rbegin(); it != outcomes.rend(); ++it)
+      if (it->name == name) return *it;
+    BOOST_FAIL("no outcome for " << name);
+    return {};
+  }
+};
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(acquire_outcome_names_the_kind_the_rounds_and_the_hand_off) {
+  masters m(3);
+  auto rec = std::make_shared<outcome_recorder>();
+  auto o = m.options(50ms);
+  o.observer = rec;
+  redlock::client a(o), b(o);
+
+  // Uncontended: one round, no hand-off.
+  a.release(a.acquire("plain"));
+  auto plain = rec->last("plain");
+  BOOST_TEST((plain.kind == redlock::lock_kind::mutex));
+  BOOST_TEST(!plain.error);
+  BOOST_TEST(plain.attempts == 1u);
+  BOOST_TEST(!plain.since_release.has_value());
+
+  // Refused twice: the failure carries its rounds.
+  auto held = a.acquire("busy", {.kind = redlock::lock_kind::reentrant, .owner = "a"});
+  BOOST_TEST(!b.try_acquire("busy", {.max_attempts = 2, .retry_delay = 5ms, .retry_jitter = 0ms,
+                                     .kind = redlock::lock_kind::reentrant, .owner = "b"}));
+  auto refused = rec->last("busy");
+  BOOST_TEST((refused.kind == redlock::lock_kind::reentrant));
+  BOOST_TEST((refused.error == redlock::errc::not_acquired));
+  BOOST_TEST(refused.attempts == 2u);
+  a.release(held);
+
+  // A fair waiter handed the lock by the holder's release: the hand-off is
+  // timed from the release it heard, well before its next poll (2 s away).
+  auto first = a.acquire("line", {.ttl = 5s, .kind = redlock::lock_kind::fair, .owner = "a"});
+  auto waiter = std::async(std::launch::async, [&] {
+    return b.acquire("line", {.ttl = 5s, .wait = 10s, .retry_delay = 2000ms, .retry_jitter = 0ms,
+                              .kind = redlock::lock_kind::fair, .owner = "b"});
+  });
+  // In line and listening on every master (a master it has not reached may
+  // rightly give the lock away instead of handing it over).
+  for (std::size_t i = 0; i < 3; ++i)
+    BOOST_REQUIRE(redlock::testing::eventually([&] {
+      return m[i].command({"ZCARD", "{line}:queue"}) == "1" &&
+             !m[i].command({"PUBSUB", "CHANNELS", "{line}:released*"}).empty();
+    }));
+  a.release(first);
+  auto second = waiter.get();
+  auto handed = rec->last("line");
+  BOOST_TEST((handed.kind == redlock::lock_kind::fair));
+  BOOST_TEST(!handed.error);
+  BOOST_REQUIRE(handed.since_release.has_value());
+  BOOST_TEST(handed.since_release->count() <= handed.took.count());
+  BOOST_TEST(handed.took < 1900ms);  // woken by the release, not by its next poll
+  b.release(second);
 }

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+// Command-line pieces every `redlock` subcommand shares: usage errors (exit
+// 64), durations, the master list.
+#pragma once
+
+#include <boost/program_options/options_description.hpp>
+#include <boost/program_options/variables_map.hpp>
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace redlock::cli {
+
+/// Bad usage or input: main prints "redlock: <what>" and exits 64.
+struct usage_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+[[noreturn]] void usage(const std::string& why);
+
+/// Parses `args` against `options`; with `command`, the words after the
+/// options (after --) go there. Usage error on anything unknown or malformed.
+boost::program_options::variables_map parse(const std::vector<std::string>& args,
+                                            boost::program_options::options_description& options,
+                                            std::vector<std::string>* command = nullptr);
+
+/// --NAME as a duration with a unit (500ms, 10s, 2m), or `dflt` when absent.
+std::chrono::milliseconds duration_arg(const boost::program_options::variables_map& vm, const char* name,
+                                       std::chrono::milliseconds dflt);
+
+/// The master URIs from --nodes URI,... or else $REDLOCK_NODES; usage error when none.
+std::vector<std::string> nodes_arg(const boost::program_options::variables_map& vm);
+
+}  // namespace redlock::cli

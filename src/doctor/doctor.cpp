@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: Apache-2.0
+// redlock::diagnose (include/redlock/doctor.hpp): reads each master through
+// the library's own connections (so TLS, AUTH and SELECT behave as in a
+// client), one request at a time on a private io_context, then judges what
+// it read against the algorithm's assumptions (docs/safety.md).
+#include "client/client_impl.hpp"
+#include "client/options_check.hpp"
+#include "doctor/probes.hpp"
+#include "quorum/validity.hpp"
+#include "scripts/script.hpp"
+
+#include <redlock/doctor.hpp>
+#include <redlock/error.hpp>
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <optional>
+#include <set>
+
+namespace redlock {
+
+std::size_t doctor_report::count(severity level) const {
+  return static_cast<std::size_t>(
+      std::count_if(findings.begin(), findings.end(), [level](const finding& f) { return f.level == level; }));
+}
+
+namespace {
+
+namespace asio = boost::asio;
+using std::chrono::microseconds;
+using std::chrono::milliseconds;
+using steady = std::chrono::steady_clock;
+
+// A reply copied out of hiredis's (which is freed after the callback).
+struct value {
+  int type = REDIS_REPLY_NIL;
+  std::string text;
+  long long integer = 0;
+  std::vector<value> elements;
+  bool is_error() const { return type == REDIS_REPLY_ERROR; }
+};
+
+value copy_of(const redisReply& r) {
+  value v;
+  v.type = r.type;
+  if (r.str) v.text.assign(r.str, r.len);
+  v.integer = r.integer;
+  for (std::size_t i = 0; i < r.elements; ++i) v.elements.push_back(copy_of(*r.element[i]));
+  return v;
+}
+
+struct reply {
+  boost::system::error_code error;  // no reply at all (unreachable, timeout)
+  value v;
+  microseconds round_trip{0};
+};
+
+class one_reply : public detail::reply_sink {
+ public:
+  std::optional<reply> got;
+  void on_reply(std::uint32_t, const boost::system::error_code& ec, const redisReply* r) override {
+    got = reply{ec, r ? copy_of(*r) : value{}, {}};
+  }
+};
+
+// The client's connections, driven one request at a time from this thread.
+class prober {
+ public:
+  explicit prober(const client_options& options) {
+    std::vector<detail::node_address> addresses;
+    if (auto bad = detail::check_client_options(options, addresses)) throw error(bad.code, bad.message);
+    impl_ = std::make_shared<detail::client_impl>(io_.get_executor(), options, std::move(addresses));
+    // Generous: the round trips are measured, not judged by this deadline.
+    request_timeout_ = options.connect_timeout + std::max<milliseconds>(options.node_timeout * 10, milliseconds(2000));
+  }
+  ~prober() {
+    asio::dispatch(impl_->strand, [impl = impl_] { impl->shutdown(); });
+    io_.restart();
+    io_.run_for(std::chrono::seconds(2));
+  }
+  prober(const prober&) = delete;
+  prober& operator=(const prober&) = delete;
+
+  std::size_t size() const { return impl_->masters->size(); }
+  const detail::connection& node(std::size_t i) const { return (*impl_->masters)[i]; }
+  const detail::client_impl& client() const { return *impl_; }
+
+  reply call(std::size_t node, const std::vector<std::string>& argv) {
+    std::vector<std::string_view> args(argv.begin(), argv.end());
+    std::string encoded;
+    detail::append_command(encoded, args.data(), args.size());
+    boost::intrusive_ptr<one_reply> sink(new one_reply);
+    auto started = steady::now();
+    asio::dispatch(impl_->strand, [this, node, &encoded, sink, started] {
+      impl_->masters->connections[node]->send(encoded, started + request_timeout_, sink, 0);
+    });
+    while (!sink->got) {
+      io_.restart();
+      if (io_.run_one() == 0 && !sink->got) throw std::logic_error("redlock doctor: a request was never completed");
+    }
+    sink->got->round_trip = std::chrono::duration_cast<microseconds>(steady::now() - started);
+    return std::move(*sink->got);
+  }
+
+ private:
+  asio::io_context io_;
+  std::shared_ptr<detail::client_impl> impl_;
+  milliseconds request_timeout_{};
+};
+
+std::map<std::string, std::string> parse_info(const std::string& text) {
+  std::map<std::string, std::string> out;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    auto end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + at, end - at);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (auto colon = line.find(':'); colon != std::string_view::npos && !line.starts_with('#'))
+      out.emplace(line.substr(0, colon), line.substr(colon + 1));
+    at = end + 1;
+  }
+  return out;
+}
+
+std::string value_of(const std::map<std::string, std::string>& info, const std::string& key) {
+  auto it = info.find(key);
+  return it == info.end() ? std::string() : it->second;
+}
+
+long long number_of(std::string_view text) {
+  long long n = 0;
+  std::from_chars(text.data(), text.data() + text.size(), n);
+  return n;
+}
+
+std::string ms_text(microseconds d) {
+  auto tenths = (d.count() + 50) / 100;
+  return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " ms";
+}
+
+// Nearest-rank percentile of sorted samples.
+microseconds percentile(const std::vector<microseconds>& sorted, double p) {
+  if (sorted.empty()) return microseconds(0);
+  auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(sorted.size())));
+  return sorted[std::clamp<std::size_t>(rank, 1, sorted.size()) - 1];
+}
+
+// Audits one master; adds its findings.
+class node_audit {
+ public:
+  node_audit(prober& p, std::size_t index, const client_options& client, const doctor_options& options,
+             doctor_report& report)
+      : p_(p), i_(index), client_(client), options_(options), report_(report), facts_(report.nodes[index]) {}
+
+  void run() {
+    // The first request opens the connection: its failure is the node's.
+    auto info = p_.call(i_, {"INFO"});
+    if (info.error) {
+      facts_.error = info.error.message();
+      return add(severity::error, "unreachable", "unreachable: " + facts_.error);
+    }
+    facts_.reachable = true;
+    if (info.v.is_error()) {
+      add(severity::warning, "unchecked",
+          "cannot read INFO (" + info.v.text + "): mode, replication, persistence, eviction and run_id not checked");
+    } else {
+      read_info(parse_info(info.v.text));
+      if (facts_.mode == "sentinel") {
+        return add(severity::error, "mode",
+                   "is a Sentinel, not a master: list the masters themselves (independent ones, not a Sentinel's)");
+      }
+      judge_info();
+    }
+    measure_round_trips();
+    measure_clock();
+    check_scripts();
+    check_acl();
+  }
+
+ private:
+  void add(severity level, std::string check, std::string message) {
+    report_.findings.push_back({level, std::move(check), facts_.node, std::move(message)});
+  }
+
+  void read_info(const std::map<std::string, std::string>& info) {
+    facts_.version = value_of(info, "redis_version");
+    facts_.mode = value_of(info, "redis_mode");
+    if (value_of(info, "cluster_enabled") == "1") facts_.mode = "cluster";
+    facts_.role = value_of(info, "role");
+    facts_.run_id = value_of(info, "run_id");
+    facts_.replicas = static_cast<std::size_t>(number_of(value_of(info, "connected_slaves")));
+    if (auto aof = value_of(info, "aof_enabled"); !aof.empty()) facts_.aof = aof == "1";
+    facts_.maxmemory_policy = value_of(info, "maxmemory_policy");
+    maxmemory_ = number_of(value_of(info, "maxmemory"));
+    master_ = value_of(info, "master_host") + ":" + value_of(info, "master_port");
+  }
+
+  void judge_info() {
+    if (facts_.mode == "cluster")
+      add(severity::error, "mode",
+          "runs in Cluster mode: RedLock needs independent standalone masters (a Cluster fails a slot over to a "
+          "replica that may not have the lock)");
+    if (facts_.role == "slave")
+      add(severity::error, "replica",
+          "is a replica (of " + master_ +
+              "): it refuses writes, and it is not independent of its master; list independent masters only");
+    if (facts_.replicas > 0)
+      add(severity::error, "has_replicas",
+          "has " + std::to_string(facts_.replicas) +
+              " replica(s): replication is asynchronous, so after a failover the promoted replica may not have a "
+              "lock it granted and two clients can hold it; use masters without replicas");
+    judge_persistence();
+    if (!facts_.maxmemory_policy.empty() && facts_.maxmemory_policy != "noeviction")
+      add(severity::error, "eviction",
+          "maxmemory-policy is " + facts_.maxmemory_policy +
+              ": when memory runs short the master may evict a held lock's key (volatile-* policies evict keys "
+              "with a TTL, which every lock has)" +
+              (maxmemory_ == 0 ? std::string(" once a maxmemory limit is set") : std::string()) +
+              "; set maxmemory-policy noeviction");
+  }
+
+  void judge_persistence() {
+    static const std::string delayed_restart =
+        "or restart a crashed master only after the longest TTL has passed (delayed restart, docs/operations.md)";
+    if (facts_.aof && !*facts_.aof) {
+      facts_.appendfsync.clear();
+      return add(severity::warning, "persistence",
+                 "AOF is off (appendonly no): restarted after a crash, this master forgets the locks it granted and "
+                 "its fence counters; set appendonly yes and appendfsync always, " + delayed_restart);
+    }
+    auto fsync = p_.call(i_, {"CONFIG", "GET", "appendfsync"});
+    if (fsync.error || fsync.v.is_error() || fsync.v.elements.size() != 2) {
+      return add(severity::warning, "unchecked",
+                 "cannot read appendfsync (CONFIG GET " +
+                     (fsync.error ? fsync.error.message() : fsync.v.is_error() ? fsync.v.text : "gave no value") +
+                     "): check by hand that it is always");
+    }
+    facts_.appendfsync = fsync.v.elements[1].text;
+    if (facts_.appendfsync != "always")
+      add(severity::warning, "persistence",
+          "appendfsync is " + facts_.appendfsync +
+              ", not always: a crash loses the grants and fence counters of the last writes not yet on disk; set "
+              "appendfsync always, " + delayed_restart);
+  }
+
+  void measure_round_trips() {
+    std::vector<microseconds> samples;
+    for (unsigned n = 0; n < std::max(options_.round_trips, 1u); ++n) {
+      auto r = p_.call(i_, {"PING"});
+      if (r.error || r.v.is_error()) {
+        return add(severity::warning, "unchecked",
+                   "round trip not measured: PING failed (" + (r.error ? r.error.message() : r.v.text) + ")");
+      }
+      samples.push_back(r.round_trip);
+    }
+    std::sort(samples.begin(), samples.end());
+    facts_.rtt_p50 = percentile(samples, 0.50);
+    facts_.rtt_p99 = percentile(samples, 0.99);
+    auto timeout = microseconds(client_.node_timeout);
+    auto p99 = facts_.rtt_p99;
+    if (p99 >= timeout)
+      add(severity::error, "round_trip",
+          "round-trip p99 is " + ms_text(p99) + ", not below the node timeout of " + ms_text(timeout) +
+              ": requests to it will time out; raise the node timeout (far below the TTL) or use a closer master");
+    else if (p99 * 2 > timeout)
+      add(severity::warning, "round_trip",
+          "round-trip p99 is " + ms_text(p99) + ", more than half the node timeout of " + ms_text(timeout) +
+              ": a slow moment makes requests time out");
+    if (p99 * 10 > microseconds(options_.ttl))
+      add(severity::warning, "round_trip",
+          "round-trip p99 is " + ms_text(p99) + ", more than a tenth of the TTL of " +
+              std::to_string(options_.ttl.count()) + " ms: each acquisition uses up much of the lease");
+  }
+
+  // TIME minus our system clock at the middle of the fastest of a few round trips.
+  void measure_clock() {
+    std::optional<microseconds> best_rtt;
+    for (int n = 0; n < 5; ++n) {
+      auto before = std::chrono::system_clock::now();
+      auto r = p_.call(i_, {"TIME"});
+      auto after = std::chrono::system_clock::now();
+      if (r.error || r.v.is_error() || r.v.elements.size() != 2) {
+        return add(severity::warning, "unchecked",
+                   "clock not compared: TIME failed (" + (r.error ? r.error.message() : r.v.text) + ")");
+      }
+      auto server = std::chrono::seconds(number_of(r.v.elements[0].text)) + microseconds(number_of(r.v.elements[1].text));
+      auto ours = std::chrono::duration_cast<microseconds>((before + (after - before) / 2).time_since_epoch());
+      if (!best_rtt || r.round_trip < *best_rtt) {
+        best_rtt = r.round_trip;
+        facts_.clock_offset = server - ours;
+        facts_.clock_uncertainty = r.round_trip / 2;
+      }
+    }
+  }
+
+  void check_scripts() {
+    std::vector<std::string> failed;
+    for (const detail::script* s : detail::scripts::all) {
+      auto r = p_.call(i_, {"SCRIPT", "LOAD", std::string(s->body)});
+      if (r.error)
+        failed.push_back(std::string(s->name) + " (" + r.error.message() + ")");
+      else if (r.v.is_error())
+        failed.push_back(std::string(s->name) + " (" + r.v.text + ")");
+      else if (r.v.text != s->sha1)
+        failed.push_back(std::string(s->name) + " (loaded as " + r.v.text + ", expected " + std::string(s->sha1) + ")");
+    }
+    if (failed.empty()) return;
+    std::string list;
+    for (auto& f : failed) list += (list.empty() ? "" : "; ") + f;
+    add(severity::error, "scripts", "cannot load the library's scripts: " + list);
+  }
+
+  void check_acl() {
+    auto user = options_.acl_user;
+    if (user.empty()) user = p_.node(i_).address().user.empty() ? "default" : p_.node(i_).address().user;
+    auto lock = detail::names_of_lock(client_.key_prefix, options_.name);
+    std::vector<std::string> denied;
+    for (auto& probe : detail::acl_probes(lock)) {
+      std::vector<std::string> argv{"ACL", "DRYRUN", user};
+      argv.insert(argv.end(), probe.begin(), probe.end());
+      auto r = p_.call(i_, argv);
+      if (r.error || r.v.is_error()) {
+        return add(severity::warning, "unchecked",
+                   "ACL rights of user '" + user + "' not checked: ACL DRYRUN " +
+                       (r.error ? r.error.message() : r.v.text) +
+                       " (Redis 7 and a user allowed ACL are needed: rerun with an admin's URIs and --acl-user " + user +
+                       ")");
+      }
+      if (r.v.type == REDIS_REPLY_STATUS && r.v.text == "OK") continue;
+      if (std::find(denied.begin(), denied.end(), r.v.text) == denied.end()) denied.push_back(r.v.text);
+    }
+    if (denied.empty()) return;
+    std::string list;
+    for (auto& d : denied) list += (list.empty() ? "" : "; ") + d;
+    add(severity::error, "acl",
+        "user '" + user + "' lacks rights the library needs for lock '" + options_.name + "' (key " + lock.key +
+            ", its companions {" + lock.key + "}:* and channels {" + lock.key + "}:released*): " + list);
+  }
+
+  prober& p_;
+  std::size_t i_;
+  const client_options& client_;
+  const doctor_options& options_;
+  doctor_report& report_;
+  node_facts& facts_;
+  long long maxmemory_ = 0;
+  std::string master_;
+};
+
+void check_node_count(const client_options& client, doctor_report& report) {
+  auto n = client.nodes.size();
+  if (n >= 3) return;
+  report.findings.push_back(
+      {severity::error, "node_count", "",
+       std::to_string(n) + " master(s), quorum " + std::to_string(detail::quorum_of(n)) +
+           ": the lock survives no master's failure; use at least 3 independent masters (5 survive two failures)"});
+}
+
+void check_same_servers(doctor_report& report) {
+  for (std::size_t a = 0; a < report.nodes.size(); ++a)
+    for (std::size_t b = a + 1; b < report.nodes.size(); ++b) {
+      auto& x = report.nodes[a];
+      auto& y = report.nodes[b];
+      if (x.run_id.empty() || x.run_id != y.run_id) continue;
+      report.findings.push_back({severity::error, "same_server", y.node,
+                                 "is the same server as " + x.node + " (run_id " + x.run_id +
+                                     "): it would count twice towards the quorum; list each master once"});
+    }
+}
+
+void check_clock_skew(const client_options& client, const doctor_options& options, doctor_report& report) {
+  auto allowance = detail::drift_allowance(options.ttl, client.drift_factor);
+  microseconds worst{0};
+  std::size_t worst_a = 0, worst_b = 0;
+  for (std::size_t a = 0; a < report.nodes.size(); ++a)
+    for (std::size_t b = a + 1; b < report.nodes.size(); ++b) {
+      auto& x = report.nodes[a];
+      auto& y = report.nodes[b];
+      if (!x.clock_offset || !y.clock_offset) continue;
+      // Only what the round trips cannot explain.
+      auto skew = std::chrono::abs(*x.clock_offset - *y.clock_offset) - x.clock_uncertainty - y.clock_uncertainty;
+      if (skew > worst) {
+        worst = skew;
+        worst_a = a;
+        worst_b = b;
+      }
+    }
+  if (worst <= allowance) return;
+  report.findings.push_back(
+      {severity::warning, "clock_skew", "",
+       "the masters' clocks differ by at least " + ms_text(worst) + " (" + report.nodes[worst_a].node + " and " +
+           report.nodes[worst_b].node + "), more than the drift allowance of " + ms_text(allowance) + " for a TTL of " +
+           std::to_string(options.ttl.count()) +
+           " ms: their clocks are not kept in step; run NTP (e.g. chrony, slewing, not stepping) on every master, "
+           "since Redis expires keys by its wall clock"});
+}
+
+}  // namespace
+
+doctor_report diagnose(const client_options& client, const doctor_options& options) {
+  if (auto bad = detail::check_ttl(options.ttl, client.node_timeout)) throw error(bad.code, bad.message);
+  if (options.name.empty()) throw error(errc::empty_name, "doctor_options::name is empty");
+  doctor_report report;
+  prober p(client);
+  report.nodes.resize(p.size());
+  check_node_count(client, report);
+  if (client.node_timeout * 10 > options.ttl)
+    report.findings.push_back({severity::warning, "round_trip", "",
+                               "the node timeout (" + std::to_string(client.node_timeout.count()) +
+                                   " ms) is more than a tenth of the TTL (" + std::to_string(options.ttl.count()) +
+                                   " ms): an acquisition that waits for a slow master uses up much of the lease"});
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    report.nodes[i].node = p.node(i).display();
+    node_audit(p, i, client, options, report).run();
+  }
+  check_same_servers(report);
+  check_clock_skew(client, options, report);
+  return report;
+}
+
+}  // namespace redlock

@@ -1,0 +1,40 @@
+# SPDX-License-Identifier: Apache-2.0
+# One version everywhere: project(VERSION) (passed as VERSION) against
+# CHANGELOG.md's newest release, redlock/version.hpp, the package config's
+# version file, redlock.pc and `redlock --version`.
+set(problems "")
+macro(expect what actual)
+  if(NOT "${actual}" STREQUAL "${VERSION}")
+    string(APPEND problems "\n  ${what}: '${actual}' (the project is ${VERSION})")
+  endif()
+endmacro()
+
+file(STRINGS "${SOURCE_DIR}/CHANGELOG.md" releases REGEX "^## \\[[0-9]+\\.[0-9]+\\.[0-9]+\\]")
+list(GET releases 0 newest)
+string(REGEX REPLACE "^## \\[([0-9.]+)\\].*" "\\1" newest "${newest}")
+expect("CHANGELOG.md's newest release" "${newest}")
+
+file(STRINGS "${BUILD_DIR}/include/redlock/version.hpp" line REGEX "define REDLOCK_VERSION_STRING")
+string(REGEX REPLACE ".*\"(.*)\".*" "\\1" header "${line}")
+expect("redlock/version.hpp" "${header}")
+
+if(EXISTS "${BUILD_DIR}/redlockConfigVersion.cmake")
+  file(STRINGS "${BUILD_DIR}/redlockConfigVersion.cmake" line REGEX "set\\(PACKAGE_VERSION \"[0-9]")
+  string(REGEX REPLACE ".*\"(.*)\".*" "\\1" package "${line}")
+  expect("redlockConfigVersion.cmake" "${package}")
+endif()
+if(EXISTS "${BUILD_DIR}/redlock.pc")
+  file(STRINGS "${BUILD_DIR}/redlock.pc" line REGEX "^Version:")
+  string(REGEX REPLACE "^Version: *" "" pc "${line}")
+  expect("redlock.pc" "${pc}")
+endif()
+if(CLI)
+  execute_process(COMMAND ${CLI} --version OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+  string(STRIP "${out}" out)
+  string(REGEX REPLACE "^redlock " "" cli "${out}")
+  expect("redlock --version (exit ${rc})" "${cli}")
+endif()
+if(problems)
+  message(FATAL_ERROR "versions disagree:${problems}")
+endif()
+message(STATUS "version ${VERSION} everywhere")
