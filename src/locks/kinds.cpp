@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "kinds.hpp"
 
+#include "quorum/replies.hpp"
+
 #include "scripts/script.hpp"
 
 #include <redlock/error.hpp>
@@ -8,13 +10,6 @@
 namespace redlock::detail {
 
 using boost::system::error_code;
-
-namespace {
-verdict failed_reply(const redisReply& r, node_outcome& out) {
-  out.error = r.type == REDIS_REPLY_ERROR ? classify_error_reply(reply_text(r)) : make_error_code(errc::protocol_error);
-  return verdict::failed;
-}
-}  // namespace
 
 verdict classify_grant(const redisReply& r, node_outcome& out) {
   if (r.type == REDIS_REPLY_STATUS) return verdict::yes;
@@ -34,10 +29,6 @@ verdict classify_fair_grant(const redisReply& r, node_outcome& out) {
   return classify_grant(r, out);
 }
 
-verdict classify_one_zero(const redisReply& r, node_outcome& out) {
-  if (r.type == REDIS_REPLY_INTEGER) return r.integer == 1 ? verdict::yes : verdict::no;
-  return failed_reply(r, out);
-}
 
 round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquire_request& req,
                         quorum_round::decided_fn done) {

@@ -7,6 +7,7 @@
 
 #include "client/client_impl.hpp"
 #include "quorum/quorum_round.hpp"
+#include "quorum/replies.hpp"
 
 #include <optional>
 
@@ -15,7 +16,6 @@ namespace redlock::detail {
 
 verdict classify_grant(const redisReply& r, node_outcome& out);    // 'OK' / counter = yes, nil = no
 verdict classify_fair_grant(const redisReply& r, node_outcome& out);  // as above; queued = -1 - rank (value = rank)
-verdict classify_one_zero(const redisReply& r, node_outcome& out);  // 1 = yes, 0 = no
 
 /// One acquisition round. `token` is the random value (mutex) or the owner
 /// field (reentrant, fair); `reenter` asks for one more level of a hold.

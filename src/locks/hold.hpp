@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// What holding an acquired lock entails, as explicit steps: the state behind
+// the caller's handle (built, nothing else), then holding it: the client's
+// registry of reentrant/fair holds (so the owner re-enters instead of
+// acquiring again), leaving the fair queue, and the renewal watchdog.
+#pragma once
+
+#include "client/client_impl.hpp"
+#include "client/lock_state.hpp"
+
+#include <redlock/lock.hpp>
+#include <redlock/options.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace redlock::detail {
+
+/// Where the client registers a reentrant/fair hold: key + '\n' + owner field.
+inline std::string registry_key(const std::string& key, const std::string& field) { return key + "\n" + field; }
+
+/// This owner's live hold of `key` in this client, if any (a reentrant or
+/// fair owner's next acquisition re-enters it).
+std::shared_ptr<lock_state> find_hold(client_impl& client, const std::string& key, const std::string& field);
+
+/// What an acquisition established.
+struct acquired_hold {
+  std::string name, key, token;
+  std::uint64_t hold_id = 0;            ///< reentrant/fair: the latest request id of the acquisition
+  steady_time valid_until{};            ///< the window's end (client clock)
+  std::optional<std::uint64_t> fence;   ///< the fencing token that was raised, if fenced
+  std::vector<node_result> nodes;       ///< each master's answer, in node order
+  /// A fair hand-over: the masters hold it only until our queue deadline,
+  /// until leaving the queue extends it to the ttl (and the window with it).
+  bool confirm_handover = false;
+};
+
+/// The state behind the caller's lock handle. Builds it, nothing more.
+std::shared_ptr<lock_state> new_lock_state(const client_impl& client, const acquire_options& options,
+                                           acquired_hold hold);
+
+/// Holding begins: register a reentrant/fair hold, leave every fair queue
+/// (after the caller has its lock: that round costs it no latency), start
+/// the watchdog of a renewed lock.
+void begin_holding(const std::shared_ptr<client_impl>& client, const std::shared_ptr<lock_state>& state,
+                   const acquire_options& options, bool confirm_handover);
+
+}  // namespace redlock::detail
