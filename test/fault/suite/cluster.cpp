@@ -61,6 +61,12 @@ std::vector<std::string> cluster::uris() const {
   return out;
 }
 
+std::vector<std::string> cluster::loopback_uris() const {
+  std::vector<std::string> out;
+  for (auto& m : masters_) out.push_back(m->uri());
+  return out;
+}
+
 std::string cluster::storage_uri() const {
   if (!options_.listen_ip.empty()) return "redis://" + options_.listen_ip + ":" + std::to_string(storage_->port());
   return storage_->uri();

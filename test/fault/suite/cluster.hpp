@@ -45,6 +45,8 @@ class cluster {
 
   /// What the clients connect to: the proxies, or the masters themselves.
   std::vector<std::string> uris() const;
+  /// The masters on 127.0.0.1, whatever listen_ip says.
+  std::vector<std::string> loopback_uris() const;
   std::string storage_uri() const;
 
   /// Every key on every running master, with its PTTL (for check_residue).
