@@ -72,6 +72,17 @@ std::string cluster::storage_uri() const {
   return storage_->uri();
 }
 
+std::shared_ptr<lease_probe> cluster::make_probe() {
+  std::vector<lease_probe::target> targets;
+  for (std::size_t i = 0; i < masters_.size(); ++i) {
+    lease_probe::target t;
+    t.port = masters_[i]->port();
+    if (auto* clk = clock(i)) t.clock_rate = [clk] { return clk->rate(); };
+    targets.push_back(std::move(t));
+  }
+  return std::make_shared<lease_probe>(std::move(targets));
+}
+
 std::vector<key_state> cluster::keys() {
   std::vector<key_state> out;
   for (std::size_t i = 0; i < masters_.size(); ++i) {

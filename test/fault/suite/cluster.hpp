@@ -6,6 +6,7 @@
 #pragma once
 
 #include "checkers.hpp"
+#include "lease_probe.hpp"
 #include "clockshim/clock_control.hpp"
 #include "proxy/fault_proxy.hpp"
 #include "redis_process.hpp"
@@ -48,6 +49,9 @@ class cluster {
   /// The masters on 127.0.0.1, whatever listen_ip says.
   std::vector<std::string> loopback_uris() const;
   std::string storage_uri() const;
+
+  /// Reads the masters directly (bypassing the proxies) for check (g).
+  std::shared_ptr<lease_probe> make_probe();
 
   /// Every key on every running master, with its PTTL (for check_residue).
   std::vector<key_state> keys();

@@ -229,6 +229,7 @@ BOOST_AUTO_TEST_CASE(netns_partitions_of_a_minority_and_a_majority,
   r.report = check_all(r.ops, cc);
   r.faults = fault_figures(r.ops);
   r.faults_injected = faults;
+  r.faults_acted = faults;
   totals.add(r);
 
   // A client cut off from a majority cannot acquire; cut off from a minority it can.
