@@ -2,12 +2,23 @@
 -- Extend a lease on one master if, and only if, we still own the lock there.
 -- Works for every kind: a string key holding our token (mutex) or a hash
 -- with our owner field (reentrant, fair).
--- KEYS[1] lock key; ARGV[1] token or owner field, ARGV[2] new ttl in ms
--- Returns 1 when extended, 0 when the key is gone or someone else's.
+-- KEYS[1] lock key; ARGV[1] token or owner field, ARGV[2] ttl in ms,
+-- ARGV[3] hash kinds: the hold id of the hold being extended (a hold taken
+-- by a later request of ours is not this extend's: it may have arrived late,
+-- on a connection the client has since dropped; reentrant_acquire.lua)
+-- Never shortens: the expiry only moves later (to now + ttl) or stays. A
+-- shorter ttl must not cut a hold the client counts on, whether this extend
+-- succeeds on a quorum or not (docs/algorithm.md, "Lease rules").
+-- Returns 1 when the key is ours and expires no earlier than now + ttl, 0
+-- when the key is gone or someone else's.
 local kind = redis.call('TYPE', KEYS[1])['ok']
 local ours = (kind == 'string' and redis.call('GET', KEYS[1]) == ARGV[1])
-  or (kind == 'hash' and redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1)
-if ours then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  or (kind == 'hash' and redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1
+      and tonumber(redis.call('HGET', KEYS[1], ':hold-id') or '0') <= tonumber(ARGV[3]))
+if not ours then
+  return 0
 end
-return 0
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 1

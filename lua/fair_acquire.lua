@@ -30,6 +30,11 @@ for _, w in ipairs(stale) do
   redis.call('ZREM', KEYS[4], w)
   redis.call('HDEL', KEYS[5], w)
 end
+-- Expiry only ever moves later: a re-entry or a new acquisition with a
+-- shorter ttl must not cut short a hold the client still counts on.
+local function lengthen(key, ttl)
+  if redis.call('PTTL', key) < tonumber(ttl) then redis.call('PEXPIRE', key, ttl) end
+end
 local ours = kind == 'hash' and redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1
 if ours and tonumber(redis.call('HGET', KEYS[1], ':hold-id') or '0') > tonumber(ARGV[7]) then
   return false
@@ -38,7 +43,7 @@ if ARGV[4] == 'reenter' then
   if not ours then return false end
   redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
   redis.call('HSET', KEYS[1], ':hold-id', ARGV[7])
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  lengthen(KEYS[1], ARGV[2])
   return redis.status_reply('OK')
 end
 -- A poll of ours that arrived after a later one: it must not move us back
@@ -67,7 +72,7 @@ if ours or (kind == 'none' and head == ARGV[1]) then
   -- quorum (it then leaves every queue): if this attempt fails, it is still
   -- first on every master, so masters cannot split between two waiters.
   redis.call('HSET', KEYS[1], ARGV[1], 1, ':hold-id', ARGV[7])
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  lengthen(KEYS[1], ARGV[2])
   if ARGV[3] == '1' then
     return redis.call('INCR', KEYS[2])
   end

@@ -21,7 +21,8 @@ redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
 if ARGV[2] ~= '' and redis.call('HEXISTS', KEYS[4], ARGV[1]) == 1
     and tonumber(redis.call('HGET', KEYS[4], ':hold-id') or '0') <= hold_id then
-  redis.call('PEXPIRE', KEYS[4], ARGV[2])
+  -- Never shorter than it is (docs/algorithm.md, "Lease rules").
+  if redis.call('PTTL', KEYS[4]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[4], ARGV[2]) end
   return 1
 end
 return 0

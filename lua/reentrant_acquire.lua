@@ -17,6 +17,11 @@ local kind = redis.call('TYPE', KEYS[1])['ok']
 if kind ~= 'none' and kind ~= 'hash' then
   return redis.error_reply('WRONGTYPE lock key holds a ' .. kind .. ', not a reentrant lock')
 end
+-- Expiry only ever moves later: a re-entry or a new acquisition with a
+-- shorter ttl must not cut short a hold the client still counts on.
+local function lengthen(key, ttl)
+  if redis.call('PTTL', key) < tonumber(ttl) then redis.call('PEXPIRE', key, ttl) end
+end
 local ours = kind == 'hash' and redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1
 if ours and tonumber(redis.call('HGET', KEYS[1], ':hold-id') or '0') > tonumber(ARGV[5]) then
   return false
@@ -26,7 +31,7 @@ if ARGV[4] == 'reenter' then
   if not ours then return false end
   redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
   redis.call('HSET', KEYS[1], ':hold-id', ARGV[5])
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  lengthen(KEYS[1], ARGV[2])
   return redis.status_reply('OK')
 end
 if kind == 'hash' and not ours then
@@ -34,7 +39,7 @@ if kind == 'hash' and not ours then
 end
 -- Free, or a leftover of our own earlier hold: the client's count is 1 now.
 redis.call('HSET', KEYS[1], ARGV[1], 1, ':hold-id', ARGV[5])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
+lengthen(KEYS[1], ARGV[2])
 if ARGV[3] == '1' then
   return redis.call('INCR', KEYS[2])
 end

@@ -71,8 +71,11 @@ class async_client {
   }
 
   /// Releases on every master (compare-and-delete) and publishes the release.
-  /// Completes with success when a quorum confirmed, errc::not_held when the
-  /// lock had already expired or been taken over on a quorum.
+  /// The lock has no validity left from this call on. Completes with success
+  /// when a quorum confirmed; errc::not_held when so many masters no longer
+  /// had our token that no quorum could (expired or taken over); otherwise
+  /// the error of a master that did not answer (the keys there are deleted
+  /// when the request runs, or expire with their TTL).
   template <typename Token>
   auto async_release(lock l, Token&& token) {
     return boost::asio::async_initiate<Token, done_signature>(
@@ -80,8 +83,11 @@ class async_client {
         std::move(l));
   }
 
-  /// Extends the lease to `ttl` from now on a quorum (compare-and-pexpire) and
-  /// moves the lock's validity window forward; errc::not_held if it was lost.
+  /// Makes the lease last at least `ttl` from now on a quorum (compare, then
+  /// lengthen; a key is never shortened) and moves the lock's validity window
+  /// later (never earlier). errc::not_held only when refusals made a quorum
+  /// impossible (the lease is gone); a transient error such as errc::timeout
+  /// when masters did not answer (the window stays where it was).
   template <typename Token>
   auto async_extend(lock l, milliseconds ttl, Token&& token) {
     return boost::asio::async_initiate<Token, done_signature>(
@@ -101,6 +107,9 @@ class async_client {
   /// A handle for a lock acquired elsewhere (another process, for example `redlock
   /// acquire` in a shell script) from its name and token, so it can be
   /// extended or released. Its validity is unknown (zero) until extended.
+  /// A reentrant or fair token (`<client id>:<owner>`) is extended and
+  /// released as whatever hold that owner field has (docs/algorithm.md,
+  /// section 7).
   lock adopt(const std::string& name, const std::string& token, milliseconds ttl) const;
 
  private:

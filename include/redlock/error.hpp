@@ -41,6 +41,8 @@ enum class errc {
   shutting_down,     ///< the client is being destroyed
   // ---- storage side of fencing ----
   stale_token,       ///< fenced_store: a newer token was already seen; nothing written
+  // ---- added in 0.2 (kept after the others: values are stable) ----
+  unfenced_hold,     ///< a fenced re-entry of a hold taken without a fencing token: it has none to give
 };
 
 const boost::system::error_category& category() noexcept;
@@ -49,8 +51,27 @@ inline boost::system::error_code make_error_code(errc e) noexcept {
   return {static_cast<int>(e), category()};
 }
 
-/// Prints the code's message (for logs and test output).
+/// What a caller does about an error, whichever code it is: compare with
+/// `ec == redlock::condition::contended` instead of listing codes.
+enum class condition {
+  invalid_argument = 1,  ///< fix the call or the configuration: bad options, empty handle, wrong_type (the
+                         ///< name holds someone else's data), unfenced_hold
+  contended,             ///< someone else holds it, or the quorum came too late: wait or give up
+                         ///< (not_acquired, validity_expired)
+  node_failure,          ///< masters unreachable, slow or refusing service (timeout, not_connected,
+                         ///< connection_lost, auth_failed, out_of_memory, read_only, server_error, ...)
+  lost,                  ///< the lease is gone: stop acting as the holder (not_held, stale_token)
+};
+
+const boost::system::error_category& condition_category() noexcept;
+
+inline boost::system::error_condition make_error_condition(condition c) noexcept {
+  return {static_cast<int>(c), condition_category()};
+}
+
+/// Prints the code's (or the condition's) message (for logs and test output).
 std::ostream& operator<<(std::ostream& os, errc e);
+std::ostream& operator<<(std::ostream& os, condition c);
 
 /// Thrown by the sync API; `code()` is the same error_code the async API reports.
 class error : public boost::system::system_error {
@@ -70,3 +91,5 @@ class error : public boost::system::system_error {
 
 template <>
 struct boost::system::is_error_code_enum<redlock::errc> : std::true_type {};
+template <>
+struct boost::system::is_error_condition_enum<redlock::condition> : std::true_type {};

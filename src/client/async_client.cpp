@@ -97,7 +97,14 @@ lock async_client::adopt(const std::string& name, const std::string& token, mill
   s->clock = impl_->options.clock;
   s->owner = impl_.get();
   s->set_valid_until(steady_time{});
+  // A hash field '<client id>:<owner>' (reentrant or fair: their release
+  // is the same), or a mutex's random token.
   s->kind = token.find(':') == std::string::npos ? lock_kind::mutex : lock_kind::reentrant;
+  // Which request took the hold is not known here, so extend and release
+  // act on any hold of this field. The field names the acquiring client
+  // object (its random id), so only that client's own later requests can
+  // take a newer hold with it (docs/algorithm.md, section 7).
+  if (s->kind != lock_kind::mutex) s->hold_id = detail::lock_state::adopted_hold_id;
   return lock(std::move(s));
 }
 

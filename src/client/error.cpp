@@ -36,12 +36,69 @@ class category_impl final : public boost::system::error_category {
       case errc::too_many_pending: return "too many requests outstanding on one connection";
       case errc::shutting_down: return "client is shutting down";
       case errc::stale_token: return "stale fencing token: a newer holder already wrote; nothing was written";
+      case errc::unfenced_hold:
+        return "re-entry asked for a fencing token, but the hold it re-enters was acquired without one";
     }
     return "unknown redlock error";
+  }
+
+  boost::system::error_condition default_error_condition(int ev) const noexcept override {
+    switch (static_cast<errc>(ev)) {
+      case errc::empty_node_list:
+      case errc::bad_uri:
+      case errc::bad_ttl:
+      case errc::node_timeout_too_large:
+      case errc::empty_name:
+      case errc::bad_drift_factor:
+      case errc::bad_option:
+      case errc::empty_lock:
+      case errc::wrong_type:
+      case errc::unfenced_hold:
+        return condition::invalid_argument;
+      case errc::not_acquired:
+      case errc::validity_expired:
+        return condition::contended;
+      case errc::timeout:
+      case errc::not_connected:
+      case errc::connection_lost:
+      case errc::auth_failed:
+      case errc::out_of_memory:
+      case errc::read_only:
+      case errc::server_error:
+      case errc::protocol_error:
+      case errc::reply_too_large:
+      case errc::too_many_pending:
+        return condition::node_failure;
+      case errc::not_held:
+      case errc::stale_token:
+        return condition::lost;
+      case errc::shutting_down:
+        break;
+    }
+    return {ev, *this};
+  }
+};
+
+class condition_category_impl final : public boost::system::error_category {
+ public:
+  const char* name() const noexcept override { return "redlock.condition"; }
+  std::string message(int ev) const override {
+    switch (static_cast<condition>(ev)) {
+      case condition::invalid_argument: return "invalid argument or configuration";
+      case condition::contended: return "the lock is held by someone else (or the quorum came too late)";
+      case condition::node_failure: return "masters unreachable, slow or failing";
+      case condition::lost: return "the lease is lost";
+    }
+    return "unknown redlock condition";
   }
 };
 
 }  // namespace
+
+const boost::system::error_category& condition_category() noexcept {
+  static const condition_category_impl instance;
+  return instance;
+}
 
 const boost::system::error_category& category() noexcept {
   static const category_impl instance;
@@ -49,5 +106,8 @@ const boost::system::error_category& category() noexcept {
 }
 
 std::ostream& operator<<(std::ostream& os, errc e) { return os << category().message(static_cast<int>(e)); }
+std::ostream& operator<<(std::ostream& os, condition c) {
+  return os << condition_category().message(static_cast<int>(c));
+}
 
 }  // namespace redlock

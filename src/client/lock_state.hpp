@@ -41,11 +41,26 @@ struct lock_state {
   std::shared_ptr<watchdog> dog;
   bool released = false;
 
+  /// Adopted hash-kind locks (async_client::adopt): the hold id is unknown,
+  /// so their extend and release act on any hold of their owner field
+  /// (2^53 - 1: exact in a Lua number, above every real request id).
+  static constexpr std::uint64_t adopted_hold_id = (std::uint64_t{1} << 53) - 1;
+
   steady_time now() const { return clock ? clock->now() : std::chrono::steady_clock::now(); }
   void set_valid_until(steady_time t) { valid_until.store(t.time_since_epoch().count(), std::memory_order_release); }
   steady_time get_valid_until() const {
     return steady_time(steady_time::duration(valid_until.load(std::memory_order_acquire)));
   }
+  /// A round (extend, renewal, re-entry, fair confirmation) vouched for the
+  /// lock until `until`. The window only moves later: no round of ours
+  /// shortens a key, so the earlier deadline still stands. A released lock
+  /// keeps none (strand only).
+  void extend_window(steady_time until) {
+    if (!released && until > get_valid_until()) set_valid_until(until);
+  }
+  /// The window has ended, or renewal gave the lock up: nothing may be
+  /// built on this hold any more (no re-entry).
+  bool lapsed() const { return lost.load() != 0 || get_valid_until() <= now(); }
 };
 
 }  // namespace redlock::detail

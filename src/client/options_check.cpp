@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "options_check.hpp"
 
+#include "locks/retry_policy.hpp"
+
 #include <redlock/error.hpp>
 
 namespace redlock::detail {
@@ -50,10 +52,14 @@ check_result check_acquire(std::string_view name, const acquire_options& o, mill
     return fail(errc::bad_option, "retry delay and jitter must be >= 0");
   if (o.min_validity < milliseconds(0) || o.min_validity >= o.ttl)
     return fail(errc::bad_option, "min_validity must be >= 0 and smaller than the TTL");
-  if (o.kind == lock_kind::fair &&
-      (o.queue_timeout <= o.retry_delay + o.retry_jitter || o.queue_timeout <= node_timeout))
-    return fail(errc::bad_option, "queue_timeout must exceed retry_delay + retry_jitter and the node timeout, or "
-                                  "a waiter is dropped from the queue between its own polls");
+  if (o.kind == lock_kind::fair) {
+    auto gap = longest_poll_gap(o, node_timeout);
+    if (o.queue_timeout <= gap)
+      return fail(errc::bad_option, "queue_timeout (" + ms(o.queue_timeout) +
+                                        ") must exceed the longest gap between two polls of a waiter (" + ms(gap) +
+                                        ": two node timeouts plus the longest retry delay or back-off), or a "
+                                        "waiter is dropped from the queue between its own polls");
+  }
   if (o.owner.find(':') != std::string::npos || o.owner.size() > 256)
     return fail(errc::bad_option, "owner must not contain ':' and must be at most 256 characters");
   if (o.renew && !(o.renew_fraction > 0.0 && o.renew_fraction < 1.0))

@@ -23,15 +23,18 @@ watchdog::watchdog(const std::shared_ptr<client_impl>& client, const std::shared
       interval_(std::max(std::chrono::milliseconds(1),
                          std::chrono::duration_cast<std::chrono::milliseconds>(state->ttl * fraction))) {}
 
-void watchdog::start() {
-  // A fair lock handed over starts with at most its queue timeout of validity
-  // until the winner's confirmation lands: never wait past half of what is left.
-  std::chrono::steady_clock::duration delay = interval_;
+void watchdog::start() { schedule(within_window(interval_)); }
+
+std::chrono::steady_clock::duration watchdog::within_window(std::chrono::steady_clock::duration delay) const {
+  // Never wait past half of the window left: a fair lock handed over starts
+  // with at most its queue timeout of validity until the winner's
+  // confirmation lands, and a window may be shorter than the one the
+  // interval was made for.
   if (auto state = state_.lock()) {
     auto left = state->get_valid_until() - state->now();
     delay = std::max<std::chrono::steady_clock::duration>(std::chrono::milliseconds(1), std::min(delay, left / 2));
   }
-  schedule(delay);
+  return delay;
 }
 
 void watchdog::stop() {
@@ -59,14 +62,17 @@ void watchdog::on_renewed(error_code ec) {
   auto state = state_.lock();
   if (stopped_ || !state || state->released) return;
   if (observer_) observer_->on_renewal(state->name, ec);
-  if (!ec) return schedule(interval_);
+  if (!ec) return schedule(within_window(interval_));
   auto remaining = state->get_valid_until() - state->now();
+  // Refusals from so many masters that no quorum could renew: the lock is
+  // gone (run_extend says not_held only then).
   if (ec == errc::not_held)
     return declare_lost(remaining > std::chrono::steady_clock::duration::zero() ? lost_reason::taken_over
                                                                                  : lost_reason::expired);
-  // Masters slow or unreachable: try again while validity remains.
+  // Anything else (timeouts, errors, too late) is transient: try again while
+  // validity remains.
   if (remaining <= std::chrono::steady_clock::duration::zero()) return declare_lost(lost_reason::quorum_lost);
-  schedule(std::min<std::chrono::steady_clock::duration>(interval_ / 4 + std::chrono::milliseconds(1), remaining / 2));
+  schedule(within_window(interval_ / 4 + std::chrono::milliseconds(1)));
 }
 
 void watchdog::declare_lost(lost_reason why) {

@@ -20,6 +20,8 @@ class watchdog : public std::enable_shared_from_this<watchdog> {
 
  private:
   void schedule(std::chrono::steady_clock::duration delay);
+  /// `delay`, but no more than half of the validity window left.
+  std::chrono::steady_clock::duration within_window(std::chrono::steady_clock::duration delay) const;
   void renew();
   void on_renewed(boost::system::error_code ec);
   void declare_lost(lost_reason why);

@@ -7,6 +7,7 @@
 #include "lease/watchdog.hpp"
 #include "operations.hpp"
 #include "quorum/validity.hpp"
+#include "retry_policy.hpp"
 #include "scripts/script.hpp"
 
 #include <redlock/error.hpp>
@@ -65,6 +66,11 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
       auto it = client_->held.find(registry_key());
       if (it != client_->held.end()) held_ = it->second.lock();
       if (held_ && (held_->released || held_->holds.load() <= 0)) held_.reset();
+      // A hold whose window ended (or that renewal gave up) is over for its
+      // owner, whatever the masters still hold: re-entering it would stretch
+      // a critical section that already ran out of time.
+      if (held_ && held_->lapsed()) return complete(errc::not_held, {});
+      if (held_ && options_.fenced && !held_->fence) return complete(errc::unfenced_hold, {});
     }
     // Listen from the first attempt when that is free (this client waited on
     // this lock moments ago): a release, or a hand-over, may come before the
@@ -113,8 +119,9 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     abandoned_ = false;
     // A fair poll that fails is only followed by waiting in line: hear every
     // master first, so that cleaning up does not release (and so void the
-    // hand-over terms, see on_handed) where it was merely queued.
-    if (poll_id) round->settle_failure();
+    // hand-over terms, see on_handed) where it was merely queued. A failed
+    // re-entry says "not held" only when every refusal was counted.
+    if (poll_id || held_) round->settle_failure();
     round->start();
     if (poll_id) {
       polls_.emplace_back(poll_id, round->started_at());
@@ -248,9 +255,16 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
 
   // One more level of a hold this owner already has: no new token, no queue.
   void on_reentry_decided(fanout& f) {
-    if (f.succeeded() && has_validity_left(f.started_at(), f.decided_at())) {
+    auto why = lease_round_error(f);
+    // The owner's last release, or the loss of the lease, while this round
+    // was in flight ends the hold on every master, this level included.
+    if (!why && (held_->released || held_->lost.load() != 0)) why = errc::not_held;
+    if (!why && !has_validity_left(f.started_at(), f.decided_at())) why = errc::validity_expired;
+    if (!why) {
       held_->holds.fetch_add(1);
-      held_->set_valid_until(f.started_at() + options_.ttl - drift_allowance(options_.ttl, client_->options.drift_factor));
+      // Like an extend: the window moves later, never earlier (the scripts
+      // never shorten a key either).
+      held_->extend_window(f.started_at() + options_.ttl - drift_allowance(options_.ttl, client_->options.drift_factor));
       return complete({}, lock(held_));
     }
     // Undo only our own increment, only where it applied.
@@ -259,8 +273,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
       if (f.outcomes()[i].state == node_state::locked) applied.push_back(i);
     abandoned_ = true;
     undo_reentry_on(applied);
-    error_code why = f.succeeded() ? make_error_code(errc::validity_expired) : f.failure();
-    complete(why ? why : make_error_code(errc::not_held), {});
+    complete(why, {});
   }
 
   void undo_reentry_on(const std::vector<std::uint32_t>& nodes) {
@@ -366,8 +379,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
       auto on_left = [weak = std::weak_ptr<lock_state>(s), confirm, drift](fanout& f) {
         auto state = weak.lock();
         if (!confirm || !state || !f.succeeded()) return;
-        auto extended = f.started_at() + state->ttl - drift;
-        if (extended > state->get_valid_until()) state->set_valid_until(extended);
+        state->extend_window(f.started_at() + state->ttl - drift);
       };
       asio::post(client_->strand, [client = client_, key = key_, token = token_, hold_id = latest_request_,
                                    extend_to, on_left = std::move(on_left)]() mutable {
@@ -386,14 +398,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     bool count_ok = options_.max_attempts == 0 ? options_.wait.count() > 0 : attempts_ < options_.max_attempts;
     // Errors that retrying cannot fix end the wait at once.
     bool permanent = why == errc::wrong_type || why == errc::auth_failed;
-    auto delay = client_->jittered(options_.retry_delay, options_.retry_jitter);
-    if (queue_rank_ > 0) {
-      // A fair waiter behind others is woken by name when it is first; until
-      // then it polls only to keep its place (and in case a wake-up is lost),
-      // less often the further back it is, well within its queue timeout.
-      delay *= static_cast<long>(std::min<std::size_t>(queue_rank_ + 1, 8));
-      delay = std::min(delay, std::max(options_.retry_delay, options_.queue_timeout / 3));
-    }
+    auto delay = fair_backoff(client_->jittered(options_.retry_delay, options_.retry_jitter), queue_rank_, options_);
     if (options_.wait.count() > 0) {
       auto remaining = wait_deadline_ - std::chrono::steady_clock::now();
       if (remaining <= std::chrono::steady_clock::duration::zero()) count_ok = false;

@@ -134,6 +134,14 @@ void leave_queue(const std::shared_ptr<client_impl>& client, const std::string& 
   round->start();
 }
 
+error_code lease_round_error(const fanout& round) {
+  if (round.succeeded()) return {};
+  if (round.refused_by_quorum()) return errc::not_held;
+  for (auto& o : round.outcomes())
+    if (o.error) return o.error;
+  return errc::timeout;  // (cannot happen once every master answered or timed out)
+}
+
 std::vector<std::uint32_t> may_hold(const fanout& attempt) {
   std::vector<std::uint32_t> out;
   for (std::uint32_t i = 0; i < attempt.outcomes().size(); ++i)

@@ -59,6 +59,12 @@ void undo_reentry(const std::shared_ptr<client_impl>& client, const std::string&
 void leave_queue(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& field,
                  std::uint64_t hold_id, std::optional<milliseconds> extend_to, fanout::decided_fn done);
 
+/// The outcome of a round on a lock we hold (extend, renewal, re-entry,
+/// release): success, errc::not_held only when refusals made a quorum
+/// impossible, else the transient per-master error (a timeout, say) that
+/// kept the round from a quorum: the lock may well still be ours.
+boost::system::error_code lease_round_error(const fanout& round);
+
 /// The masters where an attempt may have applied: all but those that refused
 /// it (a refusal is final: that attempt's write did not happen there and
 /// never will). Masters that erred, timed out or have not answered are in.

@@ -42,43 +42,43 @@ void start_release(std::shared_ptr<client_impl> client, std::shared_ptr<lock_sta
     last = left == 0;
   }
   if (last) {
+    // Released means no validity, from the moment the release is asked for:
+    // no round decided from now on (a renewal in flight) may bring it back.
     state->released = true;
+    state->set_valid_until(steady_time{});
     if (state->dog) state->dog->stop();
     if (!state->registry_key.empty()) client->held.erase(state->registry_key);
   }
   auto h = std::make_shared<done_handler>(std::move(handler));
-  auto on_decided = [client, state, last, h](fanout& f) {
-    error_code ec;
-    if (!f.succeeded()) {
-      ec = f.failure();
-      if (!ec) ec = errc::not_held;
-    }
-    if (last) state->set_valid_until(steady_time{});  // released: no validity left either way
-    complete_handler(client, std::move(*h), ec);
-  };
-  release_round(client, state->kind, state->key, state->token, state->hold_id, last, true, std::move(on_decided))
-      ->start();
+  auto on_decided = [client, h](fanout& f) { complete_handler(client, std::move(*h), lease_round_error(f)); };
+  auto round =
+      release_round(client, state->kind, state->key, state->token, state->hold_id, last, true, std::move(on_decided));
+  round->settle_failure();  // "not held" needs every refusal counted
+  round->start();
 }
 
 void run_extend(const std::shared_ptr<client_impl>& client, const std::shared_ptr<lock_state>& state, milliseconds ttl,
                 std::function<void(error_code)> done) {
+  if (state->released) return done(errc::not_held);
   auto on_decided = [client, state, ttl, done = std::move(done)](fanout& f) {
-    error_code ec;
-    if (f.succeeded()) {
+    auto ec = lease_round_error(f);
+    if (!ec) {
       auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(f.decided_at() - f.started_at());
-      if (validity_left(ttl, elapsed, client->options.drift_factor) > std::chrono::microseconds(0)) {
-        state->set_valid_until(f.started_at() + ttl - drift_allowance(ttl, client->options.drift_factor));
-      } else {
+      if (state->released)
+        ec = errc::not_held;  // released while this round was in flight
+      else if (validity_left(ttl, elapsed, client->options.drift_factor) > std::chrono::microseconds(0))
+        state->extend_window(f.started_at() + ttl - drift_allowance(ttl, client->options.drift_factor));
+      else
         ec = errc::validity_expired;
-      }
-    } else {
-      ec = f.failure();
-      if (!ec) ec = errc::not_held;
     }
+    // A failed round changed nothing the window relies on: extend never
+    // shortens a key (lua/extend.lua), so the window stays where it was.
     done(ec);
   };
-  round_ptr round(new fanout(client, scripts::extend, {state->key}, {state->token, std::to_string(ttl.count())},
+  round_ptr round(new fanout(client, scripts::extend, {state->key},
+                             {state->token, std::to_string(ttl.count()), std::to_string(state->hold_id)},
                              classify_one_zero, std::move(on_decided)));
+  round->settle_failure();  // "not held" needs every refusal counted
   round->start();
 }
 

@@ -63,6 +63,10 @@ class fanout final : public reply_sink {
   void on_late_yes(std::function<void(std::uint32_t node)> f) { on_late_yes_ = std::move(f); }
 
   bool succeeded() const noexcept { return yes_ >= quorum_; }
+  /// So many masters answered "no" that a quorum of "yes" was impossible
+  /// whatever the others did: a definite refusal (for a lease: not held),
+  /// unlike a round that merely missed its quorum through timeouts or errors.
+  bool refused_by_quorum() const noexcept { return no_ > outcomes_.size() - quorum_; }
   std::size_t yes_count() const noexcept { return yes_; }
   /// Client-clock times: start of the round and moment of the decision.
   steady_time started_at() const noexcept { return started_at_; }

@@ -3,6 +3,8 @@
 // steady (or injected) clock, never the wall clock.
 #pragma once
 
+#include <redlock/clock.hpp>
+
 #include <chrono>
 #include <cmath>
 #include <cstddef>
@@ -24,6 +26,19 @@ inline microseconds drift_allowance(milliseconds ttl, double drift_factor) {
 /// Validity left when quorum was reached `elapsed` after the round started.
 inline microseconds validity_left(milliseconds ttl, microseconds elapsed, double drift_factor) {
   return microseconds(ttl) - elapsed - drift_allowance(ttl, drift_factor);
+}
+
+/// Acquired only with validity left, and more than `min_validity`.
+inline bool enough_validity(milliseconds ttl, std::chrono::steady_clock::duration elapsed, double drift_factor,
+                            milliseconds min_validity = milliseconds(0)) {
+  auto left = validity_left(ttl, std::chrono::duration_cast<microseconds>(elapsed), drift_factor);
+  return left > microseconds(0) && left > microseconds(min_validity);
+}
+
+/// The end of the window a round that started at `start` vouches for: every
+/// master that said yes set its key after `start` (docs/safety.md, Lemma 1).
+inline steady_time window_end(steady_time start, milliseconds ttl, double drift_factor) {
+  return start + ttl - drift_allowance(ttl, drift_factor);
 }
 
 }  // namespace redlock::detail

@@ -154,3 +154,23 @@ BOOST_AUTO_TEST_CASE(cli_acquire_extend_status_release_for_shell_scripts) {
   BOOST_TEST(cli(nodes, "release --name shell --token " + token).code == 0);
   BOOST_TEST(m.holding("shell") == 0u);
 }
+
+// Issue 13, item 3: a lock taken by `redlock acquire` in one process is
+// extended and released by token in others, whatever its kind (the
+// reentrant and fair kinds' release used to refuse an adopted hold).
+BOOST_AUTO_TEST_CASE(cli_release_by_token_frees_every_kind) {
+  masters m(3);
+  auto nodes = nodes_of(m);
+  for (std::string kind : {"mutex", "reentrant", "fair"}) {
+    auto name = "by-token-" + kind;
+    auto a = cli(nodes, "acquire --name " + name + " --kind " + kind + " --ttl 5s --json");
+    BOOST_REQUIRE_MESSAGE(a.code == 0, kind << ": " << a.err);
+    std::string token(boost::json::parse(a.out).as_object().at("token").as_string());
+    auto e = cli(nodes, "extend --name " + name + " --ttl 30s --token " + token);
+    BOOST_TEST(e.code == 0, kind << ": " << e.err);
+    BOOST_TEST(std::stol(m[0].command({"PTTL", name})) > 20000, kind);
+    auto r = cli(nodes, "release --name " + name + " --token " + token);
+    BOOST_TEST(r.code == 0, kind << ": " << r.err);
+    BOOST_TEST(redlock::testing::eventually([&] { return m.holding(name) == 0u; }), kind);
+  }
+}

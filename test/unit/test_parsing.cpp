@@ -124,6 +124,34 @@ BOOST_AUTO_TEST_CASE(acquire_options_are_checked) {
   BOOST_TEST(!d::check_acquire("r", o, 50ms));
 }
 
+// Issue 13, item 8. A fair waiter's place in line expires queue_timeout after
+// its last poll ran on the master. Two polls can run as far apart as two node
+// timeouts (the first answered at once, the next one at its deadline) plus
+// the longest delay between them: retry_delay + retry_jitter for the head,
+// the rank back-off for waiters further back. A shorter queue_timeout drops
+// the waiter between its own polls.
+BOOST_AUTO_TEST_CASE(fair_queue_timeout_must_exceed_the_longest_gap_between_polls) {
+  redlock::acquire_options o;
+  o.kind = redlock::lock_kind::fair;
+  o.ttl = 5000ms;
+  o.retry_delay = 100ms;
+  o.retry_jitter = 50ms;
+  o.queue_timeout = 200ms;  // > delay + jitter and > node timeout, but polls may be 250 ms apart
+  auto r = d::check_acquire("r", o, 50ms);
+  BOOST_TEST(r.code == errc::bad_option);
+  BOOST_TEST(r.message.find("250 ms") != std::string::npos, r.message);
+  o.queue_timeout = 260ms;
+  BOOST_TEST(!d::check_acquire("r", o, 50ms), d::check_acquire("r", o, 50ms).message);
+  // Waiters behind others poll less often: up to a third of queue_timeout
+  // apart here, which with two node timeouts is more than 140 ms.
+  o.retry_delay = 10ms;
+  o.retry_jitter = 5ms;
+  o.queue_timeout = 140ms;
+  BOOST_TEST(d::check_acquire("r", o, 50ms).code == errc::bad_option);
+  o.queue_timeout = 160ms;
+  BOOST_TEST(!d::check_acquire("r", o, 50ms), d::check_acquire("r", o, 50ms).message);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(replies)
