@@ -546,9 +546,9 @@ round_config safe_round(std::uint64_t seed, milliseconds duration) {
   r.cluster.clock_shim = true;
   r.cluster.seed = seed;
   r.workload.seed = seed;
-  r.workload.resources = 5;
+  r.workload.resources = 6;
   r.workload.key_prefix = "s" + std::to_string(seed) + ":";
-  r.workload.lease_resources = 1;  // res4: renewed and extended leases
+  r.workload.lease_resources = 2;  // res4, res5: renewed and extended leases
   // Every lock kind under the same faults: seeds 1, 2 (mod 4) the mutex on 5
   // and 3 masters, 3 the fair lock on 5, 0 the reentrant lock on 3. Fair
   // seeds 3 (mod 8) run unfenced, where releases hand the lock over to the

@@ -7,6 +7,7 @@
 // Arguments (after Boost.Test's "--"), or the environment variables in
 // brackets:
 //   --seed S      first seed (REDLOCK_FAULT_SEED, default 1); round i uses S+i
+//   --seeds A,B,C instead: exactly these seeds, one round each (regressions)
 //   --rounds R    number of rounds (REDLOCK_FAULT_ROUNDS, default 1)
 //   --seconds T   length of each round (REDLOCK_FAULT_SECONDS, default 30)
 //   --minutes M   instead of --rounds: run rounds (of T seconds, default 60)
@@ -24,7 +25,9 @@
 #include <cstdlib>
 #include <iostream>
 #include <optional>
+#include <sstream>
 #include <string>
+#include <vector>
 
 using namespace std::chrono_literals;
 using namespace redlock::fault;
@@ -40,6 +43,7 @@ struct summary_at_exit {
 
 struct arguments {
   std::uint64_t seed = 1;
+  std::vector<std::uint64_t> seeds;  ///< --seeds: these, in order, instead of seed + i
   std::size_t rounds = 1;
   std::optional<double> seconds;
   std::optional<double> minutes;
@@ -66,6 +70,11 @@ arguments parse() {
       return suite.argv[++i];
     };
     if (k == "--seed") a.seed = std::stoull(value());
+    else if (k == "--seeds") {
+      std::istringstream list(value());
+      for (std::string one; std::getline(list, one, ',');) a.seeds.push_back(std::stoull(one));
+      a.rounds = a.seeds.size();
+    }
     else if (k == "--rounds") a.rounds = std::stoul(value());
     else if (k == "--seconds") a.seconds = std::stod(value());
     else if (k == "--minutes") a.minutes = std::stod(value());
@@ -108,7 +117,7 @@ BOOST_AUTO_TEST_CASE(nemesis_safe) {
     } else if (i >= args.rounds) {
       break;
     }
-    auto seed = args.seed + i;
+    auto seed = i < args.seeds.size() ? args.seeds[i] : args.seed + i;
     auto cfg = safe_round(seed, std::chrono::milliseconds(static_cast<long long>(seconds * 1000)));
     std::cout << "round seed " << seed << ": " << describe(cfg) << std::endl;
     auto r = run_round(cfg);

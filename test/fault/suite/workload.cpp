@@ -406,7 +406,7 @@ asio::awaitable<void> workload::hold_lease(client_slot& slot, std::size_t c, loc
     });
   };
   auto b = bounds();
-  int extends_left = renewed ? 0 : std::uniform_int_distribution<int>(1, 3)(rng);
+  int extends_left = renewed ? 0 : std::uniform_int_distribution<int>(2, 5)(rng);
   auto now = steady::now();
   auto plan_end = renewed ? now + scaled(ttl, std::uniform_real_distribution<double>(options_.lease_hold_min,
                                                                                      options_.lease_hold_max)(rng))

@@ -46,7 +46,7 @@ struct workload_options {
   /// Leases: the workers of the last `lease_resources` resources hold their
   /// locks as leases instead of short critical sections: half with renew = true,
   /// held `lease_hold_min .. lease_hold_max` times the TTL (past it, so the
-  /// watchdog must renew); half with 1 to 3 explicit extends to TTLs of
+  /// watchdog must renew); half with 2 to 5 explicit extends to TTLs of
   /// 0.25 .. 2 times the first one (shorter AND longer). The holder looks at
   /// valid_until() and lost() every `lease_look` while it holds, and the
   /// masters are read directly (lease_probe) after each extend and before the
