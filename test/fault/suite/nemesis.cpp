@@ -30,6 +30,7 @@ const char* name(fault_type t) {
     case fault_type::slow_link: return "slow-link";
     case fault_type::proxy_down: return "proxy-down";
     case fault_type::partition: return "partition";
+    case fault_type::client_partition: return "client-partition";
     case fault_type::server_clock_fast_bounded: return "server-clock-fast-bounded";
     case fault_type::server_clock_slow: return "server-clock-slow";
     case fault_type::server_clock_back_jump: return "server-clock-back-jump";
@@ -64,6 +65,7 @@ std::vector<fault_type> safe_fault_types(const cluster_options& c, const workloa
     out.insert(out.end(), {fault_type::latency, fault_type::blackhole, fault_type::reset, fault_type::slicing,
                            fault_type::proxy_down, fault_type::partition, fault_type::delayed_restart});
   }
+  if (c.proxies && c.listen_ip.empty() && c.client_views > 0) out.push_back(fault_type::client_partition);
   if (c.clock_shim) {
     out.insert(out.end(), {fault_type::server_clock_fast_bounded, fault_type::server_clock_back_jump});
     // A slow master clock falls behind; a later quick restart (whose shim
@@ -347,6 +349,51 @@ std::size_t nemesis::apply(fault_type t, std::vector<std::size_t> masters, int c
       });
       a.heal = proxies_heal;
       break;
+    case fault_type::client_partition: {
+      // Each client's view of the masters, by shape. Halves: clients and
+      // masters split at random, links across cut. Bridge: the same, but one
+      // master stays reachable from both sides. Ring: client i reaches the
+      // quorum masters starting at a random offset + i (every client its own
+      // majority; any two overlap).
+      auto n = c.size(), q = c.quorum(), clients = c.options().client_views;
+      int shape = uniform<int>(0, 2);
+      std::vector<std::vector<bool>> reach(clients, std::vector<bool>(n, true));
+      if (shape < 2) {
+        std::vector<int> side_of_master(n), side_of_client(clients);
+        for (auto& x : side_of_master) x = uniform<int>(0, 1);
+        for (auto& x : side_of_client) x = uniform<int>(0, 1);
+        auto bridge = uniform<std::size_t>(0, n - 1);
+        for (std::size_t k = 0; k < clients; ++k)
+          for (std::size_t m = 0; m < n; ++m)
+            reach[k][m] = side_of_client[k] == side_of_master[m] || (shape == 1 && m == bridge);
+        detail << (shape == 0 ? " halves" : " bridge m" + std::to_string(bridge));
+      } else {
+        auto offset = uniform<std::size_t>(0, n - 1);
+        for (std::size_t k = 0; k < clients; ++k)
+          for (std::size_t m = 0; m < n; ++m) reach[k][m] = (m + n - (offset + k) % n) % n < q;
+        detail << " ring";
+      }
+      std::vector<fault_proxy*> links;
+      for (std::size_t k = 0; k < clients; ++k) {
+        detail << " c" << k << ":";
+        for (std::size_t m = 0; m < n; ++m) {
+          detail << (reach[k][m] ? std::to_string(m) : "-");
+          if (!reach[k][m]) links.push_back(&c.link(k, m));
+        }
+      }
+      std::uint64_t before = 0;
+      for (auto* l : links) before += l->stats().faults_applied;
+      for (auto* l : links) l->set_blackhole(direction::both);
+      a.acted = [links, before] {
+        std::uint64_t now_applied = 0;
+        for (auto* l : links) now_applied += l->stats().faults_applied;
+        return now_applied > before;  // a live link was held (or a new one drawn)
+      };
+      a.heal = [links] {
+        for (auto* l : links) heal_proxy(*l);
+      };
+      break;
+    }
     case fault_type::partition:
       each([&](auto m) { c.proxy(m)->set_blackhole(direction::both); });
       detail << (masters.size() >= c.quorum() ? " (majority)" : " (minority)");
@@ -488,6 +535,12 @@ bool nemesis::pick_and_apply(fault_type t) {
       apply(t, {}, static_cast<int>(pick(clients, 1).front()));
       return true;
     }
+    case fault_type::client_partition: {
+      for (auto& a : active_)
+        if (!a.healed && a.type == fault_type::client_partition) return false;  // one at a time
+      apply(t, {}, -1);
+      return true;
+    }
     case fault_type::delayed_restart:
       // Alone, and on a minority only: the fence counters are restored from
       // the other masters, which must include one of every raise quorum.
@@ -545,6 +598,9 @@ round_config safe_round(std::uint64_t seed, milliseconds duration) {
   r.cluster.proxies = true;
   r.cluster.clock_shim = true;
   r.cluster.seed = seed;
+  // N = 5 rounds: every client also has its own link to each master (its
+  // own proxy in front of the master's), for per-client partitions.
+  if (r.cluster.masters == 5) r.cluster.client_views = r.workload.clients;
   r.workload.seed = seed;
   r.workload.resources = 6;
   r.workload.key_prefix = "s" + std::to_string(seed) + ":";
@@ -626,7 +682,9 @@ round_result run_round(const round_config& cfg) {
   cluster c(cfg.cluster);
   lap("servers up");
   history h;
-  workload w(cfg.workload, c.uris(), c.storage_uri(), h);
+  auto wo = cfg.workload;
+  for (std::size_t k = 0; k < c.options().client_views; ++k) wo.client_uris.push_back(c.uris_of(k));
+  workload w(wo, c.uris(), c.storage_uri(), h);
   if (cfg.workload.lease_resources > 0) w.set_probe(c.make_probe());
   nemesis n(c, w, h, cfg.nemesis);
   w.start();

@@ -41,6 +41,9 @@ enum class fault_type {
                ///< outlives the fault (not in the safe set: see test_targeted.cpp)
   proxy_down,  ///< every live and new connection reset at once (a master that refuses)
   partition,   ///< both directions held for a minority or a majority of masters
+  client_partition,  ///< per-client links cut (cluster_options::client_views): random halves of
+                     ///< clients and masters, a bridge master that both halves reach, or a ring
+                     ///< in which each client reaches a different run of masters
   // server clocks (clock shim)
   server_clock_fast_bounded,  ///< rate 1 + 0.4 * drift_factor (within the allowance)
   server_clock_slow,          ///< rate 0.5 .. 0.95 (keys live longer)

@@ -143,7 +143,7 @@ workload::workload(workload_options o, std::vector<std::string> uris, std::strin
     slot->group = in_ns ? 1 : 0;
     auto ex = groups_[slot->group]->io.get_executor();
     client_options co;
-    co.nodes = in_ns ? options_.netns_uris : uris_;
+    co.nodes = in_ns ? options_.netns_uris : c < options_.client_uris.size() ? options_.client_uris[c] : uris_;
     co.node_timeout = options_.node_timeout;
     co.connect_timeout = std::max(options_.node_timeout * 4, milliseconds(200));
     co.drift_factor = options_.drift_factor;
@@ -418,10 +418,12 @@ asio::awaitable<void> workload::hold_lease(client_slot& slot, std::size_t c, loc
   auto next_extend = now + remaining_share(0.2, 0.6);
   auto next_probe = now + ttl / 2;
   bool ran_out = false;
+  std::optional<time_point> lost_seen;  // the look that found lost() set (on_lost is posted later)
   for (;;) {
     if (!slot.client) co_return;  // stopped the hard way (see stop())
     bool lost = l.lost(), over = l.remaining_validity() <= milliseconds(0);
     look(lost || over);
+    if (lost) lost_seen = steady::now();
     if (lost || over) {
       ran_out = over && !lost;
       break;
@@ -455,14 +457,20 @@ asio::awaitable<void> workload::hold_lease(client_slot& slot, std::size_t c, loc
   }
   // A renewed lock that ran out must say so: wait (bounded) for the signal.
   auto wait_until = steady::now() + options_.lost_slack;
-  while (renewed && ran_out && lost_at->load() == 0 && steady::now() < wait_until) co_await sleep_for(milliseconds(5));
-  if (auto at = lost_at->load()) {
+  while (renewed && ran_out && lost_at->load() == 0 && !l.lost() && steady::now() < wait_until)
+    co_await sleep_for(milliseconds(5));
+  if (!lost_seen && l.lost()) lost_seen = steady::now();
+  // The signal came by the earlier of: on_lost ran, the holder saw lost().
+  std::optional<time_point> signalled;
+  if (auto at = lost_at->load()) signalled = time_point(steady::duration(at));
+  if (lost_seen && (!signalled || *lost_seen < *signalled)) signalled = lost_seen;
+  if (signalled) {
     op x;
     x.client = static_cast<int>(c);
     x.resource = l.name();
     x.kind = op_kind::lost;
     x.acquire_op = aid;
-    x.invoke = time_point(steady::duration(at));
+    x.invoke = *signalled;
     x.detail = l.why_lost() == lost_reason::expired        ? "expired"
                : l.why_lost() == lost_reason::taken_over   ? "taken over"
                : l.why_lost() == lost_reason::quorum_lost  ? "quorum lost"

@@ -70,6 +70,10 @@ struct workload_options {
   milliseconds reconnect_max{200};
   milliseconds stall_timeout{500};
 
+  /// When set, client c connects to client_uris[c] (its own links to the
+  /// masters: cluster::uris_of) instead of the shared uris.
+  std::vector<std::vector<std::string>> client_uris;
+
   /// Clients [0, netns_clients) run on a second io thread that entered the
   /// network namespace at `netns_path` and use netns_uris/netns_storage_uri.
   std::string netns_path;
