@@ -53,7 +53,7 @@ struct workload_options {
   /// release. A renewed lock that runs out waits up to `lost_slack` for its
   /// lost signal before releasing.
   std::size_t lease_resources = 0;
-  milliseconds lease_ttl_min{150}, lease_ttl_max{400};
+  milliseconds lease_ttl_min{100}, lease_ttl_max{300};
   double lease_hold_min = 1.2, lease_hold_max = 3.0;
   milliseconds lease_look{5};
   milliseconds lost_slack{250};
