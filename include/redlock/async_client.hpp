@@ -48,7 +48,9 @@ class async_client {
   /// unreachable master is reported per operation, the others still work.
   async_client(executor_type executor, client_options options);
   /// Closes the connections; operations still in flight complete with
-  /// errc::shutting_down. Locks still held expire after their TTL.
+  /// errc::shutting_down, except releases: each still goes to every master
+  /// that may hold its key (at most connect_timeout + node_timeout more,
+  /// while the executor runs). Locks still held expire after their TTL.
   ~async_client();
   async_client(const async_client&) = delete;
   async_client& operator=(const async_client&) = delete;
@@ -114,8 +116,9 @@ class async_client {
 
  private:
   friend class client;
-  /// Shuts the client down on its strand, then calls `then` there (the sync
-  /// client waits for it before stopping its I/O thread).
+  /// Shuts the client down on its strand once the releases in flight were
+  /// answered (bounded), then calls `then` there (the sync client waits for
+  /// it before stopping its I/O thread).
   void shutdown_then(std::function<void()> then);
 
   void start_status(std::string name, boost::asio::any_completion_handler<status_signature> handler);

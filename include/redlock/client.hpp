@@ -16,6 +16,9 @@ class guard;
 class client {
  public:
   explicit client(client_options options);
+  /// Closes the connections once the releases still on their way to a
+  /// master got there (at most connect_timeout + node_timeout). Releases
+  /// nothing itself: locks still held expire after their TTL.
   ~client();
   client(const client&) = delete;
   client& operator=(const client&) = delete;

@@ -23,13 +23,25 @@ namespace detail {
 class store_impl;
 }
 
+/// How a fenced_store talks to its storage server.
+struct fenced_store_options {
+  /// Bounds each write (and the connect before it).
+  milliseconds timeout{1000};
+  /// rediss:// only: the CA bundle to verify the server certificate against
+  /// (empty: the system trust store); and whether to verify at all.
+  std::string tls_ca_file{};
+  bool tls_verify = true;
+};
+
 class fenced_store {
  public:
   using done_signature = void(boost::system::error_code);
 
-  /// `uri`: redis://[user:password@]host:port[/db] (or rediss://) of the
-  /// storage server; `timeout` bounds each write. Throws redlock::error on a
-  /// bad URI or a timeout <= 0. Connects lazily, at the first write.
+  /// `uri`: redis://[user:password@]host:port[/db], or rediss:// for TLS, of
+  /// the storage server. Throws redlock::error on a bad URI or a timeout
+  /// <= 0. Connects lazily, at the first write.
+  fenced_store(boost::asio::any_io_executor executor, const std::string& uri, const fenced_store_options& options);
+  /// The same with default options but for `timeout`.
   fenced_store(boost::asio::any_io_executor executor, const std::string& uri,
                milliseconds timeout = milliseconds(1000));
   ~fenced_store();

@@ -5,7 +5,8 @@
 //   redlock extend  --name N --token T [--ttl 10s] [--json]
 //   redlock release --name N --token T
 //   redlock status  --name N [--json]
-// Masters come from --nodes URI,... or REDLOCK_NODES. Exit status: 0 ok;
+// Masters come from --nodes URI,... or REDLOCK_NODES; the CA for rediss://
+// masters from --tls-ca FILE or REDLOCK_TLS_CA. Exit status: 0 ok;
 // 64 bad usage or input; 65 the key holds someone else's data; 69 masters
 // unusable (auth, unreachable); 70 lease lost while COMMAND ran; 75 lock not
 // acquired (or no longer held); otherwise COMMAND's own status.
@@ -22,9 +23,12 @@
 #include <cstring>
 #include <iostream>
 #include <sstream>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
+
+extern char** environ;
 
 namespace po = boost::program_options;
 namespace json = boost::json;
@@ -66,7 +70,9 @@ void add_common(po::options_description& d) {
   d.add_options()("nodes", po::value<std::string>(), "comma-separated redis:// URIs (default: $REDLOCK_NODES)")(
       "name", po::value<std::string>(), "lock name")("node-timeout", po::value<std::string>(),
                                                      "per-master deadline (default 50ms)")(
-      "prefix", po::value<std::string>(), "key prefix")("json", "machine-readable output")("help,h", "this help");
+      "prefix", po::value<std::string>(), "key prefix")(
+      "tls-ca", po::value<std::string>(), "CA file to verify rediss:// masters (default: $REDLOCK_TLS_CA, else the system store)")(
+      "json", "machine-readable output")("help,h", "this help");
 }
 
 common read_common(const po::variables_map& vm) {
@@ -80,6 +86,10 @@ common read_common(const po::variables_map& vm) {
   if (c.client.nodes.empty()) usage("no masters: give --nodes URI,... or set REDLOCK_NODES");
   c.client.node_timeout = duration_arg(vm, "node-timeout", 50ms);
   if (vm.count("prefix")) c.client.key_prefix = vm["prefix"].as<std::string>();
+  if (vm.count("tls-ca"))
+    c.client.tls_ca_file = vm["tls-ca"].as<std::string>();
+  else if (const char* env = std::getenv("REDLOCK_TLS_CA"))
+    c.client.tls_ca_file = env;
   if (!vm.count("name") || vm["name"].as<std::string>().empty()) usage("--name is required (and must not be empty)");
   c.name = vm["name"].as<std::string>();
   c.json = vm.count("json") > 0;
@@ -185,6 +195,48 @@ redlock::acquire_options read_acquire(const po::variables_map& vm) {
 std::atomic<int> forwarded_signal{0};
 extern "C" void on_signal(int sig) { forwarded_signal = sig; }
 
+constexpr int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
+// The command's environment: ours, with the lock's REDLOCK_* variables set.
+std::vector<std::string> command_environment(const std::string& name, const redlock::lock& l) {
+  std::vector<std::string> lock_vars{"REDLOCK_NAME=" + name, "REDLOCK_TOKEN=" + l.token(),
+                                     "REDLOCK_VALIDITY_MS=" + std::to_string(l.remaining_validity().count())};
+  if (l.fence()) lock_vars.push_back("REDLOCK_FENCE=" + std::to_string(*l.fence()));
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string_view entry(*e);
+    bool replaced = false;
+    for (auto& v : lock_vars) replaced |= entry.substr(0, entry.find('=') + 1) == v.substr(0, v.find('=') + 1);
+    if (!replaced) env.emplace_back(entry);
+  }
+  env.insert(env.end(), lock_vars.begin(), lock_vars.end());
+  return env;
+}
+
+// Starts `command` with posix_spawnp: the client's I/O thread runs, so a
+// forked child may run only async-signal-safe code before exec (no malloc,
+// no setenv); spawn does all the preparing in the parent. The command gets
+// the default disposition of the signals we forward. Returns 0 or an errno.
+int spawn_command(std::vector<std::string> command, std::vector<std::string> env, pid_t& child) {
+  std::vector<char*> argv, envp;
+  for (auto& a : command) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  posix_spawnattr_t attr;
+  if (int rc = ::posix_spawnattr_init(&attr)) return rc;
+  sigset_t defaults, none;
+  sigemptyset(&defaults);
+  sigemptyset(&none);
+  for (int sig : forwarded_signals) sigaddset(&defaults, sig);
+  ::posix_spawnattr_setsigdefault(&attr, &defaults);
+  ::posix_spawnattr_setsigmask(&attr, &none);
+  ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  int rc = ::posix_spawnp(&child, argv[0], nullptr, &attr, argv.data(), envp.data());
+  ::posix_spawnattr_destroy(&attr);
+  return rc;
+}
+
 int cmd_run(const std::vector<std::string>& args) {
   po::options_description d("redlock run [options] -- COMMAND [ARGS...]");
   add_common(d);
@@ -211,25 +263,19 @@ int cmd_run(const std::vector<std::string>& args) {
     return ex_tempfail;
   }
 
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, on_signal);
-  pid_t child = ::fork();
-  if (child < 0) {
-    std::cerr << "redlock: fork failed: " << std::strerror(errno) << "\n";
-    client.release(*l);
-    return ex_unavailable;
-  }
-  if (child == 0) {
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, SIG_DFL);
-    ::setenv("REDLOCK_NAME", c.name.c_str(), 1);
-    ::setenv("REDLOCK_TOKEN", l->token().c_str(), 1);
-    ::setenv("REDLOCK_VALIDITY_MS", std::to_string(l->remaining_validity().count()).c_str(), 1);
-    if (l->fence()) ::setenv("REDLOCK_FENCE", std::to_string(*l->fence()).c_str(), 1);
-    std::vector<char*> argv;
-    for (auto& s : command) argv.push_back(s.data());
-    argv.push_back(nullptr);
-    ::execvp(argv[0], argv.data());
-    std::cerr << "redlock: cannot run '" << command[0] << "': " << std::strerror(errno) << "\n";
-    std::_Exit(127);
+  for (int sig : forwarded_signals) std::signal(sig, on_signal);
+  pid_t child = -1;
+  if (int rc = spawn_command(command, command_environment(c.name, *l), child)) {
+    // As a shell would: 127 when the command cannot be run; 69 when no
+    // process could be made at all.
+    bool no_process = rc == EAGAIN || rc == ENOMEM;
+    std::cerr << "redlock: cannot " << (no_process ? "start" : "run") << " '" << command[0]
+              << "': " << std::strerror(rc) << "\n";
+    try {
+      client.release(*l);
+    } catch (const redlock::error&) {
+    }
+    return no_process ? ex_unavailable : 127;
   }
 
   int status = 0;
@@ -381,7 +427,8 @@ void print_usage(std::ostream& os) {
         "  redlock extend --name N --token T [--ttl 10s] [--json]\n"
         "  redlock release --name N --token T\n"
         "  redlock status --name N [--json]\n"
-        "common: --nodes redis://host:port,... (or REDLOCK_NODES), --node-timeout 50ms, --prefix P, --json;\n"
+        "common: --nodes redis://host:port,... (or REDLOCK_NODES), --tls-ca FILE (or REDLOCK_TLS_CA),\n"
+        "        --node-timeout 50ms, --prefix P, --json;\n"
         "run: --grace 5s (SIGTERM to SIGKILL after a lost lease); durations take units (500ms, 10s, 2m)\n";
 }
 

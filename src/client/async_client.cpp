@@ -45,18 +45,18 @@ async_client::~async_client() {
   // The shutdown clears the connections' queues, whose requests hold the
   // operations and through them the client. On a stopped io_context a
   // handler for it would never run, and the client would keep itself alive:
-  // nothing runs there now, so shut down here.
+  // nothing runs there now, so shut down here. Otherwise the releases in
+  // flight still reach their masters first (bounded), as the user expects of
+  // a release that already returned at quorum.
   if (auto* io = io_context_of(impl_->executor); io && io->stopped())
     impl_->shutdown();
   else
-    asio::dispatch(impl_->strand, [impl = impl_] { impl->shutdown(); });
+    asio::dispatch(impl_->strand, [impl = impl_] { impl->shutdown_after_releases({}); });
 }
 
 void async_client::shutdown_then(std::function<void()> then) {
-  asio::dispatch(impl_->strand, [impl = impl_, then = std::move(then)] {
-    impl->shutdown();
-    then();
-  });
+  asio::dispatch(impl_->strand,
+                 [impl = impl_, then = std::move(then)]() mutable { impl->shutdown_after_releases(std::move(then)); });
 }
 
 async_client::executor_type async_client::get_executor() const noexcept { return impl_->executor; }

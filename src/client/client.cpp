@@ -49,10 +49,15 @@ client::~client() {
     // through them the client. A marker posted to the io_context instead can
     // run first while the strand is busy, and stopping the I/O thread then
     // leaves that cycle behind (a leak LeakSanitizer caught).
+    // Releases still in flight (a release returns at quorum; the other
+    // masters' answers come later) are waited for first: the connections
+    // bound that by connect_timeout + node_timeout; the margin is for a
+    // busy machine.
     auto drained = std::make_shared<std::promise<void>>();
     auto done = drained->get_future();
     async_->shutdown_then([drained] { drained->set_value(); });
-    done.wait_for(std::chrono::seconds(2));
+    auto& o = async_->options();
+    done.wait_for(o.connect_timeout + o.node_timeout + std::chrono::seconds(2));
   }
   async_.reset();
 }

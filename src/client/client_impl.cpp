@@ -15,13 +15,7 @@ client_impl::client_impl(boost::asio::any_io_executor ex, client_options opts, s
     : executor(ex), strand(boost::asio::make_strand(ex)), options(std::move(opts)), quorum(addresses.size() / 2 + 1) {
   bool any_tls = false;
   for (auto& a : addresses) any_tls |= a.tls;
-  if (any_tls) {
-    tls = std::make_unique<boost::asio::ssl::context>(boost::asio::ssl::context::tls_client);
-    if (options.tls_ca_file.empty())
-      tls->set_default_verify_paths();
-    else
-      tls->load_verify_file(options.tls_ca_file);
-  }
+  if (any_tls) tls = make_tls_context(options);
   std::string preload;
   for (const script* s : scripts::all) append_command(preload, {"SCRIPT", "LOAD", s->body});
   for (auto& a : addresses)
@@ -75,6 +69,17 @@ void client_impl::shutdown() {
   stopped = true;
   listener.shutdown();
   for (auto& n : nodes) n->shutdown();
+}
+
+void client_impl::shutdown_after_releases(std::function<void()> then) {
+  stopped = true;  // new operations fail with shutting_down
+  listener.shutdown();
+  // `then` once every connection has closed (each posts its callback).
+  auto left = std::make_shared<std::size_t>(nodes.size());
+  auto all_closed = [left, then = std::make_shared<std::function<void()>>(std::move(then))] {
+    if (--*left == 0 && *then) (*then)();
+  };
+  for (auto& n : nodes) n->shutdown_after_cleanups(all_closed);
 }
 
 }  // namespace redlock::detail

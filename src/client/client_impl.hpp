@@ -64,7 +64,12 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   /// fair poll whose send time bounds its validity.
   std::uint64_t next_request_id = 1;
 
+  /// Closes every connection now (the io_context will not run again).
   void shutdown();
+  /// Stops new work and closes the connections once the releases in flight
+  /// were answered (bounded: connection::shutdown_after_cleanups), then
+  /// calls `then` on the strand.
+  void shutdown_after_releases(std::function<void()> then);
 
  private:
   void refill_entropy();

@@ -17,6 +17,21 @@ namespace asio = boost::asio;
 using steady = std::chrono::steady_clock;
 using boost::system::error_code;
 
+std::unique_ptr<asio::ssl::context> make_tls_context(const client_options& options) {
+  auto context = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
+  error_code ec;
+  if (options.tls_ca_file.empty())
+    context->set_default_verify_paths(ec);
+  else
+    context->load_verify_file(options.tls_ca_file, ec);
+  if (ec) {
+    auto what = options.tls_ca_file.empty() ? std::string("the system's TLS trust store")
+                                            : "TLS CA file '" + options.tls_ca_file + "'";
+    throw error(errc::bad_option, what + " cannot be loaded: " + ec.message());
+  }
+  return context;
+}
+
 connection::connection(strand_type strand, node_address address, const client_options& options,
                        asio::ssl::context* tls_context, std::string preload, std::size_t preload_count)
     : strand_(std::move(strand)),
@@ -30,6 +45,7 @@ connection::connection(strand_type strand, node_address address, const client_op
       resolver_(strand_),
       timer_(strand_),
       connect_timer_(strand_),
+      push_timer_(strand_),
       reader_(options.max_reply_bytes, options.max_reply_elements),
       backoff_(options.reconnect_min) {}
 
@@ -39,20 +55,25 @@ void connection::post_failure(sink_ptr sink, std::uint32_t tag, error_code ec) {
   asio::post(strand_, [sink = std::move(sink), tag, ec] { sink->on_reply(tag, ec, nullptr); });
 }
 
-void connection::send(std::string_view encoded, steady::time_point deadline, sink_ptr sink, std::uint32_t tag) {
-  if (state_ == state::closed) return post_failure(std::move(sink), tag, errc::shutting_down);
+void connection::send(std::string_view encoded, steady::time_point deadline, sink_ptr sink, std::uint32_t tag,
+                      delivery how) {
+  bool must_reach = how == delivery::must_reach;
+  if (state_ == state::closed || (draining_ && !must_reach))
+    return post_failure(std::move(sink), tag, errc::shutting_down);
   if (pending_.size() >= options_.max_pending_per_node)
     return post_failure(std::move(sink), tag, errc::too_many_pending);
   auto now = steady::now();
   if (state_ == state::idle) {
     // Right after a failed connect we fail fast instead of queueing behind a
-    // master that is down: the quorum decides sooner.
-    if (now < reconnect_after_) return post_failure(std::move(sink), tag, errc::not_connected);
+    // master that is down: the quorum decides sooner. Not a clean-up: the
+    // master may hold our key (restarted with it from its AOF, for one), and
+    // one connect attempt is cheap next to a key left for a whole TTL.
+    if (now < reconnect_after_ && !must_reach) return post_failure(std::move(sink), tag, errc::not_connected);
     start_connect();
   }
   if (pending_.empty()) last_rx_ = now;
   write_buf_.append(encoded);
-  pending_.push_back({std::move(sink), tag, internal::none, deadline});
+  pending_.push_back({std::move(sink), tag, internal::none, deadline, must_reach});
   if (deadline < timer_at_) arm_timer(deadline);
   if (state_ == state::ready) start_write();
 }
@@ -60,6 +81,44 @@ void connection::send(std::string_view encoded, steady::time_point deadline, sin
 void connection::enable_push(std::function<void(const redisReply&)> on_push, std::function<void()> on_ready) {
   on_push_ = std::move(on_push);
   on_ready_ = std::move(on_ready);
+}
+
+void connection::keep_push_open(bool on) {
+  keep_push_open_ = on;
+  if (on && state_ == state::idle) schedule_push_check(std::max(steady::now(), reconnect_after_));
+}
+
+void connection::schedule_push_check(steady::time_point at) {
+  push_timer_.expires_at(at);
+  push_timer_.async_wait([self = shared_from_this()](error_code ec) {
+    if (!ec) self->on_push_check();
+  });
+}
+
+void connection::on_push_check() {
+  auto now = steady::now();
+  // A quiet subscriber is normal: PING after a third of the stall timeout, so
+  // only a master that is gone (or a link that drops everything) stays silent.
+  auto heartbeat = options_.stall_timeout / 3;
+  switch (state_) {
+    case state::closed:
+      return;
+    case state::idle:
+      if (!keep_push_open_) return;
+      if (now < reconnect_after_) return schedule_push_check(reconnect_after_);
+      return start_connect();  // on_ready resubscribes; a failure schedules the next try
+    case state::connecting:
+      return;  // the connect timer ends it; a failure schedules the next try
+    case state::ready:
+      if (now - last_rx_ >= options_.stall_timeout) return fail_all(errc::connection_lost, false);
+      if (now - last_rx_ >= heartbeat) {
+        std::string ping;
+        append_command(ping, {"PING"});
+        write_buf_.append(ping);
+        start_write();
+      }
+      return schedule_push_check(now + heartbeat);
+  }
 }
 
 void connection::send_push(std::string_view encoded) {
@@ -112,7 +171,7 @@ void connection::on_connected() {
     start_handshake();
     return;
   }
-  tls_ = std::make_unique<asio::ssl::stream<asio::ip::tcp::socket&>>(socket_, *tls_context_);
+  tls_ = std::make_shared<tls_stream>(std::move(socket_), *tls_context_);
   error_code not_ip;
   asio::ip::make_address(address_.host, not_ip);
   if (not_ip) SSL_set_tlsext_host_name(tls_->native_handle(), address_.host.c_str());
@@ -124,7 +183,7 @@ void connection::on_connected() {
   }
   auto self = shared_from_this();
   auto gen = generation_;
-  tls_->async_handshake(asio::ssl::stream_base::client, [self, gen](error_code ec) {
+  tls_->async_handshake(asio::ssl::stream_base::client, [self, gen, stream = tls_](error_code ec) {
     if (gen != self->generation_) return;
     if (ec) return self->fail_all(errc::not_connected, true);
     self->connect_timer_.cancel();
@@ -161,6 +220,7 @@ void connection::start_handshake() {
   backoff_ = options_.reconnect_min;
   last_rx_ = steady::now();
   start_read();
+  if (on_push_) schedule_push_check(last_rx_ + options_.stall_timeout / 3);
   if (on_ready_) on_ready_();  // may queue SUBSCRIBE behind the handshake
   start_write();
 }
@@ -172,7 +232,7 @@ void connection::start_write() {
   std::swap(tx_buf_, write_buf_);
   auto self = shared_from_this();
   auto gen = generation_;
-  auto done = [self, gen](error_code ec, std::size_t) {
+  auto done = [self, gen, stream = tls_](error_code ec, std::size_t) {
     if (gen != self->generation_) return;
     self->writing_ = false;
     if (ec) return self->fail_all(errc::connection_lost, false);
@@ -187,7 +247,7 @@ void connection::start_write() {
 void connection::start_read() {
   auto self = shared_from_this();
   auto gen = generation_;
-  auto on_read = [self, gen](error_code ec, std::size_t n) {
+  auto on_read = [self, gen, stream = tls_](error_code ec, std::size_t n) {
     if (gen != self->generation_) return;
     if (ec) return self->fail_all(errc::connection_lost, false);
     self->on_bytes(n);
@@ -221,6 +281,10 @@ void connection::on_bytes(std::size_t n) {
     else if (p.sink)
       p.sink->on_reply(p.tag, {}, reply.get());
     if (gen != generation_) return;  // a callback closed us
+    if (p.must_reach) {
+      finish_draining_if_done();
+      if (gen != generation_) return;
+    }
   }
 }
 
@@ -249,6 +313,8 @@ void connection::fail_all(error_code ec, bool connect_failure) {
   pending_.clear();
   for (auto& p : failed)
     if (p.sink) p.sink->on_reply(p.tag, ec, nullptr);
+  if (draining_) return finish_draining_if_done();
+  if (on_push_ && keep_push_open_ && state_ == state::idle) schedule_push_check(reconnect_after_);
 }
 
 void connection::close_socket() {
@@ -257,7 +323,12 @@ void connection::close_socket() {
   resolver_.cancel();
   connect_timer_.cancel();
   socket_.close(ignored);
-  tls_.reset();
+  if (tls_) {
+    // Outstanding operations complete with operation_aborted; each holds the
+    // stream until its handler has run.
+    tls_->next_layer().close(ignored);
+    tls_.reset();
+  }
   reader_.reset();
   writing_ = false;
   write_buf_.clear();
@@ -275,7 +346,8 @@ void connection::arm_timer(steady::time_point at) {
 void connection::on_timer() {
   timer_at_ = steady::time_point::max();
   auto now = steady::now();
-  auto next = steady::time_point::max();
+  if (draining_ && now >= drain_deadline_) return shutdown();  // clean-ups had their chance
+  auto next = draining_ ? drain_deadline_ : steady::time_point::max();
   std::vector<std::pair<sink_ptr, std::uint32_t>> expired;
   for (auto& p : pending_) {
     if (!p.sink) continue;
@@ -303,13 +375,46 @@ void connection::on_timer() {
 void connection::shutdown() {
   if (state_ == state::closed) return;
   state_ = state::closed;
-  error_code ignored;
+  draining_ = false;
   timer_.cancel();
+  push_timer_.cancel();
   close_socket();
   auto failed = std::move(pending_);
   pending_.clear();
   for (auto& p : failed)
     if (p.sink) post_failure(std::move(p.sink), p.tag, errc::shutting_down);
+  if (auto done = std::exchange(on_closed_, nullptr)) asio::post(strand_, std::move(done));
+}
+
+void connection::shutdown_after_cleanups(std::function<void()> on_closed) {
+  if (state_ == state::closed) {
+    if (on_closed) asio::post(strand_, std::move(on_closed));
+    return;
+  }
+  if (on_closed_ && on_closed)
+    on_closed = [first = std::move(on_closed_), then = std::move(on_closed)] {
+      first();
+      then();
+    };
+  on_closed_ = std::move(on_closed);
+  if (draining_) return;
+  draining_ = true;
+  keep_push_open_ = false;
+  push_timer_.cancel();
+  // Everything but the clean-ups fails now, as in shutdown(); their slots
+  // stay, so the clean-ups' replies still match.
+  for (auto& p : pending_)
+    if (p.sink && !p.must_reach) post_failure(std::move(p.sink), p.tag, errc::shutting_down);
+  drain_deadline_ = steady::now() + options_.connect_timeout + options_.node_timeout;
+  finish_draining_if_done();
+  if (draining_ && drain_deadline_ < timer_at_) arm_timer(drain_deadline_);
+}
+
+void connection::finish_draining_if_done() {
+  if (!draining_) return;
+  for (auto& p : pending_)
+    if (p.must_reach) return;
+  shutdown();
 }
 
 }  // namespace redlock::detail

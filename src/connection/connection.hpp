@@ -7,6 +7,12 @@
 // its slot stays in the FIFO until its reply arrives (and is dropped), so later
 // replies can never be matched to the wrong request. The state of a timed-out
 // request on the master is unknown: callers must treat it as possibly applied.
+//
+// A clean-up (delivery::must_reach: releases) is never failed fast: it opens
+// the connection even during reconnect back-off, and a graceful shutdown
+// keeps the connection until its clean-ups were answered (bounded by
+// connect_timeout + node_timeout), so "release everywhere" reaches every
+// master that is reachable within that time.
 #pragma once
 
 #include "node_address.hpp"
@@ -46,6 +52,17 @@ class reply_sink : public boost::intrusive_ref_counter<reply_sink, boost::thread
 };
 using sink_ptr = boost::intrusive_ptr<reply_sink>;
 
+/// The TLS client context for rediss:// masters: verification against
+/// options.tls_ca_file (or the system store). Throws redlock::error
+/// (bad_option) naming the CA file when it cannot be loaded.
+std::unique_ptr<boost::asio::ssl::context> make_tls_context(const client_options& options);
+
+/// How hard a request tries to reach its master.
+enum class delivery : std::uint8_t {
+  fail_fast,   ///< fails at once while the connection is in reconnect back-off
+  must_reach,  ///< a clean-up: connects even in back-off; a graceful shutdown waits for its reply
+};
+
 class connection : public std::enable_shared_from_this<connection> {
  public:
   /// `preload`: encoded commands pipelined after AUTH/SELECT on every new
@@ -60,10 +77,16 @@ class connection : public std::enable_shared_from_this<connection> {
   /// Queues one encoded command. Never completes inline: failures detected
   /// here are posted. Must be called on the strand.
   void send(std::string_view encoded, std::chrono::steady_clock::time_point deadline, sink_ptr sink,
-            std::uint32_t tag);
+            std::uint32_t tag, delivery how = delivery::fail_fast);
 
   /// Fails everything outstanding with errc::shutting_down and closes.
   void shutdown();
+  /// Graceful: fails every request but the clean-ups now, keeps the
+  /// connection (connecting, if it is) until the clean-ups were answered or
+  /// failed, at most connect_timeout + node_timeout, then shuts down and
+  /// calls `on_closed` (posted, on the strand). New requests other than
+  /// clean-ups fail meanwhile.
+  void shutdown_after_cleanups(std::function<void()> on_closed);
 
   // ---- push mode (a pub/sub subscriber connection) ----
   /// Every reply after the handshake goes to `on_push` instead of a request.
@@ -73,6 +96,10 @@ class connection : public std::enable_shared_from_this<connection> {
   /// Opens the connection if needed; dropped silently if it cannot be sent
   /// now (on_ready resubscribes when the connection comes back).
   void send_push(std::string_view encoded);
+  /// Push mode: stay connected while `on` — reconnect by itself after a drop
+  /// (on_ready then resubscribes), and close a connection that stays silent
+  /// for stall_timeout (it PINGs when quiet, so a live master always answers).
+  void keep_push_open(bool on);
   bool ready() const noexcept { return state_ == state::ready; }
 
   const node_address& address() const noexcept { return address_; }
@@ -89,6 +116,7 @@ class connection : public std::enable_shared_from_this<connection> {
     std::uint32_t tag = 0;
     internal kind = internal::none;
     std::chrono::steady_clock::time_point deadline;
+    bool must_reach = false;  // a clean-up: a graceful shutdown waits for its reply
   };
 
   void start_connect();
@@ -103,6 +131,9 @@ class connection : public std::enable_shared_from_this<connection> {
   void arm_timer(std::chrono::steady_clock::time_point at);
   void on_timer();
   void close_socket();
+  void finish_draining_if_done();
+  void schedule_push_check(std::chrono::steady_clock::time_point at);
+  void on_push_check();
 
   strand_type strand_;
   node_address address_;
@@ -112,11 +143,16 @@ class connection : public std::enable_shared_from_this<connection> {
   std::string preload_;
   std::size_t preload_count_;
 
-  boost::asio::ip::tcp::socket socket_;
-  std::unique_ptr<boost::asio::ssl::stream<boost::asio::ip::tcp::socket&>> tls_;
+  using tls_stream = boost::asio::ssl::stream<boost::asio::ip::tcp::socket>;
+  boost::asio::ip::tcp::socket socket_;  // plain TCP; with TLS, moved into tls_ once connected
+  // Shared with every handler of an operation on it: closing drops only our
+  // reference, so a stream is never destroyed under its outstanding read,
+  // write or handshake (their handlers run, see operation_aborted, and let go).
+  std::shared_ptr<tls_stream> tls_;
   boost::asio::ip::tcp::resolver resolver_;
   boost::asio::steady_timer timer_;          // request deadlines and stall detection
   boost::asio::steady_timer connect_timer_;  // bounds connect + handshake
+  boost::asio::steady_timer push_timer_;     // push mode: heartbeat and reconnect
   std::chrono::steady_clock::time_point timer_at_ = std::chrono::steady_clock::time_point::max();
 
   state state_ = state::idle;
@@ -132,6 +168,10 @@ class connection : public std::enable_shared_from_this<connection> {
   std::chrono::milliseconds backoff_;
   std::function<void(const redisReply&)> on_push_;
   std::function<void()> on_ready_;
+  bool keep_push_open_ = false;
+  bool draining_ = false;  // shutdown_after_cleanups() called, clean-ups still in flight
+  std::chrono::steady_clock::time_point drain_deadline_{};
+  std::function<void()> on_closed_;
 };
 
 }  // namespace redlock::detail

@@ -23,13 +23,7 @@ class store_impl {
  public:
   store_impl(asio::any_io_executor ex, node_address address, client_options options)
       : executor(ex), strand(asio::make_strand(ex)), options(std::move(options)) {
-    if (address.tls) {
-      tls = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
-      if (this->options.tls_ca_file.empty())
-        tls->set_default_verify_paths();
-      else
-        tls->load_verify_file(this->options.tls_ca_file);
-    }
+    if (address.tls) tls = make_tls_context(this->options);
     conn = std::make_shared<connection>(strand, std::move(address), this->options, tls.get());
   }
   asio::any_io_executor executor;
@@ -77,11 +71,17 @@ class write_call final : public reply_sink {
 }  // namespace
 }  // namespace detail
 
-fenced_store::fenced_store(asio::any_io_executor executor, const std::string& uri, milliseconds timeout) {
+fenced_store::fenced_store(asio::any_io_executor executor, const std::string& uri, milliseconds timeout)
+    : fenced_store(std::move(executor), uri, fenced_store_options{.timeout = timeout}) {}
+
+fenced_store::fenced_store(asio::any_io_executor executor, const std::string& uri,
+                           const fenced_store_options& options) {
   client_options o;
   o.nodes = {uri};
-  o.node_timeout = timeout;
-  o.stall_timeout = std::max(o.stall_timeout, timeout * 2);
+  o.node_timeout = options.timeout;
+  o.stall_timeout = std::max(o.stall_timeout, options.timeout * 2);
+  o.tls_ca_file = options.tls_ca_file;
+  o.tls_verify = options.tls_verify;
   std::vector<detail::node_address> addresses;
   if (auto bad = detail::check_client_options(o, addresses)) throw error(bad.code, bad.message);
   impl_ = std::make_shared<detail::store_impl>(executor, std::move(addresses.front()), std::move(o));

@@ -75,22 +75,33 @@ round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquir
   return nullptr;
 }
 
+// Every master that may hold the key must see a release, even one just
+// restarted with the key whose connection is in back-off, and even when the
+// client is shutting down (fanout::must_reach_every_master).
+namespace {
+round_ptr as_release(round_ptr round) {
+  round->must_reach_every_master();
+  return round;
+}
+}  // namespace
+
 round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
                         const std::string& token, std::uint64_t hold_id, bool last, bool wake,
                         fanout::decided_fn done) {
   auto publish = wake ? "1" : "0";
   if (kind == lock_kind::mutex)
-    return round_ptr(new fanout(client, scripts::mutex_release, {key}, {token, client_impl::channel(key), publish},
-                                classify_one_zero, std::move(done)));
+    return as_release(round_ptr(new fanout(client, scripts::mutex_release, {key},
+                                           {token, client_impl::channel(key), publish}, classify_one_zero,
+                                           std::move(done))));
   // The owner field is the same at every acquisition: the message carries a
   // fresh id instead, so waiters can tell this release from the next.
   auto release_id = wake && last ? client->new_token() : std::string();
-  return round_ptr(new fanout(client, scripts::reentrant_release,
+  return as_release(round_ptr(new fanout(client, scripts::reentrant_release,
                               {key, client_impl::queue_key(key), client_impl::queue_deadlines_key(key),
                                client_impl::queue_terms_key(key)},
                               {token, client_impl::channel(key), last ? "1" : "0", publish, release_id,
                                std::to_string(hold_id)},
-                              classify_one_zero, std::move(done)));
+                              classify_one_zero, std::move(done))));
 }
 
 void check_key_types(const std::shared_ptr<client_impl>& client, const std::string& key,

@@ -70,14 +70,14 @@ void fanout::start() {
   auto client = client_.lock();
   auto command = begin_round(*client);
   sink_ptr self(this);
-  for (std::uint32_t i = 0; i < outcomes_.size(); ++i) client->nodes[i]->send(command, deadline_, self, i);
+  for (std::uint32_t i = 0; i < outcomes_.size(); ++i) client->nodes[i]->send(command, deadline_, self, i, delivery_);
 }
 
 void fanout::start_on(const std::vector<std::uint32_t>& nodes) {
   auto client = client_.lock();
   auto command = begin_round(*client);
   sink_ptr self(this);
-  for (auto i : nodes) client->nodes[i]->send(command, deadline_, self, i);
+  for (auto i : nodes) client->nodes[i]->send(command, deadline_, self, i, delivery_);
 }
 
 void fanout::on_reply(std::uint32_t node, const boost::system::error_code& ec, const redisReply* reply) {
@@ -89,7 +89,7 @@ void fanout::on_reply(std::uint32_t node, const boost::system::error_code& ec, c
     if (auto client = client_.lock()) {
       std::string command;
       encode(command, true);
-      client->nodes[node]->send(command, deadline_, sink_ptr(this), node);
+      client->nodes[node]->send(command, deadline_, sink_ptr(this), node, delivery_);
       return;
     }
   }

@@ -57,6 +57,9 @@ class fanout final : public reply_sink {
   /// answered or timed out: then the masters that "may hold" it are only those
   /// that granted, erred or timed out, not the ones merely slower to refuse.
   void settle_failure() { settle_failure_ = true; }
+  /// A clean-up (a release): sent even to a master whose connection is in
+  /// reconnect back-off, and a graceful shutdown waits for it (connection.hpp).
+  void must_reach_every_master() { delivery_ = delivery::must_reach; }
 
   /// Called for each "yes" that arrives after the decision (a late grant, for
   /// example from a NOSCRIPT fallback that ran after a release was queued).
@@ -106,6 +109,7 @@ class fanout final : public reply_sink {
   bool decided_ = false;
   bool wait_all_ = false;
   bool settle_failure_ = false;
+  delivery delivery_ = delivery::fail_fast;
   steady_time started_at_{}, decided_at_{};
   std::chrono::steady_clock::time_point sent_real_{};
   std::chrono::steady_clock::time_point deadline_{};

@@ -36,6 +36,13 @@ void release_listener::send_to_all(const std::string& command) {
   for (auto& s : subscribers_) s->send_push(command);
 }
 
+void release_listener::keep_connections_open(bool on) {
+  // While someone may wait on a channel, a dropped or silent subscriber
+  // connection comes back by itself and resubscribes: a waiter must not be
+  // left with only its (possibly long) retry delay.
+  for (auto& s : subscribers_) s->keep_push_open(on);
+}
+
 release_listener::waiter_id release_listener::watch(const std::string& channel, wake_fn wake) {
   ensure_connections();
   auto [it, fresh] = watchers_.try_emplace(channel);
@@ -43,6 +50,7 @@ release_listener::waiter_id release_listener::watch(const std::string& channel, 
   auto id = next_id_++;
   it->second.emplace(id, std::move(wake));
   if (fresh) {
+    if (watchers_.size() == 1) keep_connections_open(true);
     std::string cmd;
     append_command(cmd, {"SUBSCRIBE", channel});
     send_to_all(cmd);
@@ -87,6 +95,7 @@ void release_listener::unsubscribe_idle() {
     std::string cmd;
     append_command(cmd, argv.data(), argv.size());
     send_to_all(cmd);
+    if (watchers_.empty()) keep_connections_open(false);
   }
   if (!idle_since_.empty()) schedule_sweep();
 }

@@ -6,6 +6,9 @@
 // second after the last watcher left: a client that waits on the same lock
 // again and again (the common case under contention) keeps its subscription
 // instead of paying SUBSCRIBE and UNSUBSCRIBE on every master each time.
+// While any channel is subscribed the subscriber connections reconnect and
+// resubscribe by themselves after a drop, and PING when quiet so a silent
+// (stopped, blackholed) master is noticed within the stall timeout.
 #pragma once
 
 #include "connection/connection.hpp"
@@ -48,6 +51,7 @@ class release_listener {
  private:
   void ensure_connections();
   void send_to_all(const std::string& command);
+  void keep_connections_open(bool on);
   void on_push(std::uint32_t node, const redisReply& reply);
   void schedule_sweep();
   void unsubscribe_idle();

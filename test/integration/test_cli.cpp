@@ -10,8 +10,12 @@
 
 #include <fstream>
 #include <sstream>
+#include <csignal>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <thread>
+
+extern char** environ;
 
 using namespace std::chrono_literals;
 using redlock::testing::masters;
@@ -36,11 +40,12 @@ std::string quote(const std::string& s) {
   return q + "'";
 }
 
-// Runs the CLI through sh with REDLOCK_NODES set; captures both streams.
-result cli(const std::string& nodes, const std::string& args) {
+// Runs the CLI through sh with REDLOCK_NODES (and `env`: "NAME=value ...")
+// set; captures both streams.
+result cli(const std::string& nodes, const std::string& args, const std::string& env = "") {
   static int n = 0;
   auto base = "/tmp/redlock-cli-test-" + std::to_string(::getpid()) + "-" + std::to_string(n++);
-  auto cmd = "REDLOCK_NODES=" + quote(nodes) + " " + REDLOCK_CLI_PATH + " " + args + " >" + base + ".out 2>" + base +
+  auto cmd = env + " REDLOCK_NODES=" + quote(nodes) + " " + REDLOCK_CLI_PATH + " " + args + " >" + base + ".out 2>" + base +
              ".err </dev/null";
   int status = std::system(cmd.c_str());
   result r{WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), slurp(base + ".out"),
@@ -153,6 +158,125 @@ BOOST_AUTO_TEST_CASE(cli_acquire_extend_status_release_for_shell_scripts) {
   BOOST_TEST(m.holding("shell") == 3u);
   BOOST_TEST(cli(nodes, "release --name shell --token " + token).code == 0);
   BOOST_TEST(m.holding("shell") == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(cli_tls_ca_from_flag_or_environment_for_every_subcommand) {
+  redlock::testing::redis_options tls;
+  tls.tls = redlock::testing::shared_test_tls();
+  masters m(3, tls);
+  auto nodes = nodes_of(m);
+  auto ca = tls.tls->ca_cert.string();
+  auto ca_env = "REDLOCK_TLS_CA=" + quote(ca);
+  // Without the CA the masters' certificates cannot be verified: unusable.
+  auto refused = cli(nodes, "acquire --name secure --ttl 5s");
+  BOOST_TEST(refused.code == 69, refused.err);
+  BOOST_TEST(m.holding("secure") == 0u);
+
+  auto a = cli(nodes, "acquire --name secure --ttl 5s --json --tls-ca " + quote(ca));
+  BOOST_REQUIRE_MESSAGE(a.code == 0, a.err);
+  std::string token(boost::json::parse(a.out).as_object().at("token").as_string());
+  BOOST_TEST(m.holding("secure") == 3u);
+  BOOST_TEST(cli(nodes, "status --name secure --json", ca_env).out.find(token) != std::string::npos);
+  BOOST_TEST(cli(nodes, "extend --name secure --ttl 30s --token " + token + " --tls-ca " + quote(ca)).code == 0);
+  BOOST_TEST(std::stol(m[1].command({"PTTL", "secure"})) > 20000);
+  BOOST_TEST(cli(nodes, "release --name secure --token " + token, ca_env).code == 0);
+  BOOST_TEST(m.holding("secure") == 0u);
+  auto r = cli(nodes, "run --name secure --ttl 5s -- sh -c 'test -n \"$REDLOCK_TOKEN\"'", ca_env);
+  BOOST_TEST(r.code == 0, r.err);
+  BOOST_TEST(m.holding("secure") == 0u);
+
+  // The flag wins over the environment; a missing file is bad input.
+  auto missing = cli(nodes, "acquire --name secure --tls-ca /nonexistent/ca.crt", ca_env);
+  BOOST_TEST(missing.code == 64, missing.err);
+  BOOST_TEST(missing.err.find("/nonexistent/ca.crt") != std::string::npos, missing.err);
+  BOOST_TEST(m.holding("secure") == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(cli_run_reports_a_command_that_cannot_run_and_releases) {
+  masters m(3);
+  auto r = cli(nodes_of(m), "run --name nocmd -- /nonexistent/command arg");
+  BOOST_TEST(r.code == 127, r.err);
+  BOOST_TEST(r.err.find("cannot run '/nonexistent/command'") != std::string::npos, r.err);
+  BOOST_TEST(m.holding("nocmd") == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(cli_run_gives_the_command_its_environment_and_arguments_unchanged) {
+  masters m(3);
+  auto file = "/tmp/redlock-cli-args-" + std::to_string(::getpid());
+  // Arguments with spaces and quotes pass through; the caller's environment too.
+  auto r = cli(nodes_of(m),
+               "run --name args --fenced -- sh -c 'printf \"%s|%s|%s|%s\" \"$1\" \"$2\" \"$KEEP_ME\" "
+               "\"$REDLOCK_NAME\" > " + file + "' sh 'one two' \"it's\"",
+               "KEEP_ME=kept");
+  BOOST_TEST(r.code == 0, r.err);
+  BOOST_TEST(slurp(file) == "one two|it's|kept|args");
+  std::remove(file.c_str());
+}
+
+BOOST_AUTO_TEST_CASE(cli_run_forwards_signals_to_the_command) {
+  masters m(3);
+  auto ready = "/tmp/redlock-cli-ready-" + std::to_string(::getpid());
+  std::vector<std::string> args{REDLOCK_CLI_PATH, "run", "--name", "forward", "--ttl", "5s", "--",
+                                "sh", "-c", "trap 'exit 9' TERM; touch " + ready + "; while :; do sleep 0.05; done"};
+  std::vector<std::string> env{"REDLOCK_NODES=" + nodes_of(m)};
+  for (char** e = environ; *e; ++e) env.emplace_back(*e);
+  std::vector<char*> argv, envp;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  pid_t pid = 0;
+  BOOST_REQUIRE(::posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data()) == 0);
+  BOOST_TEST(redlock::testing::eventually([&] { return std::ifstream(ready).good(); }, 10000ms));
+  BOOST_TEST(m.holding("forward") == 3u);
+  ::kill(pid, SIGTERM);  // to redlock: it passes the signal on to the command
+  int status = 0;
+  BOOST_REQUIRE(::waitpid(pid, &status, 0) == pid);
+  BOOST_TEST(WIFEXITED(status));
+  BOOST_TEST(WEXITSTATUS(status) == 9);  // the command's trap ran: the status is the command's own
+  BOOST_TEST(m.holding("forward") == 0u);
+  std::remove(ready.c_str());
+}
+
+BOOST_AUTO_TEST_CASE(cli_release_reaches_a_master_still_connecting_before_it_exits) {
+  // `redlock release` returns once a quorum confirmed; the process must not
+  // exit before its release reached the master whose TLS handshake is slow.
+  redlock::testing::redis_options tls;
+  tls.tls = redlock::testing::shared_test_tls();
+  masters m(3, tls);
+  auto o = m.options(100ms);
+  o.tls_ca_file = tls.tls->ca_cert.string();
+  redlock::client holder(o);
+  auto held = holder.acquire("exit-wait", {.ttl = 60000ms});
+  m[2].pause();  // the CLI's handshake with it waits until it runs again
+  std::thread resume([&] {
+    std::this_thread::sleep_for(500ms);
+    m[2].resume();
+  });
+  auto r = cli(nodes_of(m), "release --name exit-wait --token " + held.token(),
+               "REDLOCK_TLS_CA=" + quote(o.tls_ca_file));
+  resume.join();
+  BOOST_TEST(r.code == 0, r.err);
+  BOOST_TEST(m[2].command({"EXISTS", "exit-wait"}) == "0", "redlock exited before its release reached master 2");
+  BOOST_TEST(m.holding("exit-wait") == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(cli_run_starts_its_command_without_unsafe_calls_in_a_forked_child) {
+  // redlock's I/O thread runs while it starts COMMAND: a child made by fork()
+  // may only make async-signal-safe calls before exec. The guard makes a
+  // forked child that calls setenv() exit 86 instead.
+  masters m(3);
+  auto guard = std::string("LD_PRELOAD=") + REDLOCK_FORK_GUARD_PATH +
+               // Under ASan the preloaded guard comes before the ASan runtime.
+               " ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:verify_asan_link_order=0";
+  auto file = "/tmp/redlock-cli-guarded-" + std::to_string(::getpid());
+  auto r = cli(nodes_of(m), "run --name guarded --fenced -- sh -c 'echo \"$REDLOCK_NAME $REDLOCK_FENCE\" > " + file + "'",
+               guard);
+  BOOST_TEST(r.code == 0, r.err);
+  BOOST_TEST(r.err.find("fork_guard") == std::string::npos, r.err);
+  BOOST_TEST(slurp(file).rfind("guarded ", 0) == 0u, slurp(file));
+  BOOST_TEST(m.holding("guarded") == 0u);
+  std::remove(file.c_str());
 }
 
 // Issue 13, item 3: a lock taken by `redlock acquire` in one process is

@@ -7,6 +7,8 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <netinet/in.h>
 #include <stdexcept>
 #include <sys/socket.h>
@@ -105,11 +107,66 @@ redis_process::~redis_process() {
   std::filesystem::remove_all(dir_, ec);
 }
 
-std::string redis_process::uri() const { return "redis://127.0.0.1:" + std::to_string(port_); }
+std::string redis_process::uri() const {
+  return (options_.tls ? "rediss://127.0.0.1:" : "redis://127.0.0.1:") + std::to_string(port_);
+}
+
+redisContext* redis_process::connect_for_commands(timeval timeout) const {
+  if (options_.tls) return redisConnectUnixWithTimeout(unix_socket().c_str(), timeout);
+  return redisConnectWithTimeout("127.0.0.1", port_, timeout);
+}
+
+namespace {
+void run_openssl(const std::string& args, const std::filesystem::path& dir) {
+  auto log = dir / "openssl.log";
+  auto cmd = "cd '" + dir.string() + "' && openssl " + args + " >>'" + log.string() + "' 2>&1";
+  if (std::system(cmd.c_str()) != 0) {
+    std::ifstream in(log);
+    std::stringstream text;
+    text << in.rdbuf();
+    throw std::runtime_error("make_test_tls: openssl " + args + " failed: " + text.str());
+  }
+}
+}  // namespace
+
+tls_files make_test_tls(const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir);
+  // EC keys: generated in milliseconds, unlike RSA.
+  const std::string ec_key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+  run_openssl("req -x509 " + ec_key + " -keyout ca.key -out ca.crt -days 2 -subj /CN=redlock-test-ca", dir);
+  run_openssl("req -new " + ec_key + " -keyout server.key -out server.csr -subj /CN=127.0.0.1", dir);
+  {
+    std::ofstream ext(dir / "server.ext");
+    ext << "subjectAltName=IP:127.0.0.1,DNS:localhost\n";
+  }
+  run_openssl("x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -extfile server.ext "
+              "-out server.crt",
+              dir);
+  return {dir / "ca.crt", dir / "server.crt", dir / "server.key"};
+}
+
+const tls_files& shared_test_tls() {
+  struct made_once {
+    std::filesystem::path dir;
+    tls_files files;
+    made_once() {
+      char tmpl[] = "/tmp/redlock-tls-XXXXXX";
+      if (!::mkdtemp(tmpl)) throw std::runtime_error("shared_test_tls: mkdtemp failed");
+      dir = tmpl;
+      files = make_test_tls(dir);
+    }
+    ~made_once() {
+      std::error_code ignored;
+      std::filesystem::remove_all(dir, ignored);
+    }
+  };
+  static const made_once once;
+  return once.files;
+}
 
 void redis_process::spawn() {
   std::vector<std::string> args = {"redis-server",
-                                   "--port", std::to_string(port_),
+                                   "--port", options_.tls ? "0" : std::to_string(port_),
                                    "--bind", "127.0.0.1",
                                    "--dir", dir_.string(),
                                    "--save", "",
@@ -118,6 +175,13 @@ void redis_process::spawn() {
                                    "--appendonly", options_.aof ? "yes" : "no"};
   if (options_.aof) {
     args.insert(args.end(), {"--appendfsync", "always"});
+  }
+  if (options_.tls) {
+    // Clients are not asked for a certificate: the tests check the server's.
+    args.insert(args.end(), {"--tls-port", std::to_string(port_), "--tls-cert-file", options_.tls->cert.string(),
+                             "--tls-key-file", options_.tls->key.string(), "--tls-ca-cert-file",
+                             options_.tls->ca_cert.string(), "--tls-auth-clients", "no", "--unixsocket",
+                             unix_socket().string(), "--unixsocketperm", "700"});
   }
   args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
 
@@ -163,7 +227,7 @@ void redis_process::wait_ready(std::chrono::milliseconds limit) {
                                (dir_ / "redis.log").string() + ")");
     }
     timeval tv{0, 200000};
-    redisContext* c = redisConnectWithTimeout("127.0.0.1", port_, tv);
+    redisContext* c = connect_for_commands(tv);
     if (c && !c->err) {
       auto* r = static_cast<redisReply*>(redisCommand(c, "PING"));
       // NOAUTH also means the server is up.
@@ -231,7 +295,7 @@ void redis_process::restart(bool wipe) {
 
 std::string redis_process::command(const std::vector<std::string>& argv) const {
   timeval tv{2, 0};
-  redisContext* c = redisConnectWithTimeout("127.0.0.1", port_, tv);
+  redisContext* c = connect_for_commands(tv);
   if (!c || c->err) {
     if (c) redisFree(c);
     throw std::runtime_error("redis_process::command: cannot connect to port " + std::to_string(port_));

@@ -7,17 +7,35 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 #include <sys/types.h>
 
 struct redisContext;  // hiredis
+struct timeval;
 struct redisReply;
 
 namespace redlock::testing {
 
+// A private certificate authority and a server certificate it signed, for
+// 127.0.0.1 and localhost, made with the `openssl` command (make_test_tls).
+struct tls_files {
+  std::filesystem::path ca_cert, cert, key;
+};
+
+// Writes a fresh CA and a server key and certificate into `dir` (created if
+// missing); throws std::runtime_error, with openssl's output, on failure.
+tls_files make_test_tls(const std::filesystem::path& dir);
+// One CA and server certificate per test process, made at the first call in
+// a temporary directory removed at exit.
+const tls_files& shared_test_tls();
+
 struct redis_options {
   bool aof = false;                     // appendonly yes + appendfsync always
+  // Set: TLS only (--tls-port, --port 0), uri() is rediss://; the test's own
+  // commands (command(), readiness) go through a Unix socket instead.
+  std::optional<tls_files> tls;
   std::vector<std::string> extra_args;  // e.g. {"--requirepass", "secret"}
   std::string preload;                  // LD_PRELOAD for the child (clock shim)
   std::vector<std::string> extra_env;   // "NAME=value" added to the child's environment
@@ -32,7 +50,7 @@ class redis_process {
 
   std::uint16_t port() const { return port_; }
   pid_t pid() const { return pid_; }
-  std::string uri() const;  // redis://127.0.0.1:<port>
+  std::string uri() const;  // redis://127.0.0.1:<port> (rediss:// with TLS)
   const std::filesystem::path& dir() const { return dir_; }
   bool running() const { return pid_ > 0; }
 
@@ -52,6 +70,10 @@ class redis_process {
  private:
   void spawn();
   void wait_ready(std::chrono::milliseconds limit);
+  // A blocking hiredis connection for the test's own commands (nullptr or
+  // c->err set on failure): TCP, or the Unix socket of a TLS-only server.
+  redisContext* connect_for_commands(timeval timeout) const;
+  std::filesystem::path unix_socket() const { return dir_ / "redis.sock"; }
 
   redis_options options_;
   std::filesystem::path dir_;
