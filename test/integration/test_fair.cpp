@@ -12,9 +12,12 @@
 #include <boost/asio/io_context.hpp>
 
 #include <atomic>
+#include <exception>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
+#include <type_traits>
 
 using namespace std::chrono_literals;
 using redlock::errc;
@@ -44,26 +47,63 @@ redlock::client_options counted(masters& m, const std::shared_ptr<redlock::count
   return opts;
 }
 
+// Runs `body` on its own thread. Boost.Test is not thread-safe, so the
+// thread asserts nothing: it keeps what `body` returned, or the exception it
+// threw, and get() hands that to the test's main thread after joining. The
+// destructor joins too, so a failed BOOST_REQUIRE on the main thread unwinds
+// instead of destroying a joinable std::thread (std::terminate).
+template <typename T>
+class background {
+ public:
+  template <typename F>
+  explicit background(F body)
+      : thread_([this, body = std::move(body)]() mutable {
+          try {
+            if constexpr (std::is_void_v<T>)
+              body();
+            else
+              result_.emplace(body());
+          } catch (...) {
+            error_ = std::current_exception();
+          }
+        }) {}
+  background(const background&) = delete;
+  background& operator=(const background&) = delete;
+  ~background() { join(); }
+
+  void join() {
+    if (thread_.joinable()) thread_.join();
+  }
+  /// Joins; rethrows what the body threw, else returns what it returned.
+  T get() {
+    join();
+    if (error_) std::rethrow_exception(error_);
+    if constexpr (!std::is_void_v<T>) return std::move(*result_);
+  }
+
+ private:
+  std::conditional_t<std::is_void_v<T>, bool, std::optional<T>> result_{};
+  std::exception_ptr error_;
+  std::thread thread_;  // last: starts once the members it writes exist
+};
+
 // On its own thread: acquires `name` with a 3 s retry delay (so only a
 // wake-up makes it quick), notes when it got the lock, and releases it.
 struct timed_waiter {
-  std::atomic<long long> acquired_at{0};
-  std::thread thread;
+  background<steady::time_point> run;
 
-  timed_waiter(redlock::client& c, const std::string& name, redlock::acquire_options o) {
-    o.retry_delay = 3000ms;
-    o.retry_jitter = 0ms;
-    thread = std::thread([this, &c, name, o] {
-      auto l = c.acquire(name, o);
-      acquired_at = steady::now().time_since_epoch().count();
-      c.release(l);
-    });
-  }
-  /// Joins, then returns how long after `since` the lock was acquired.
-  steady::duration acquired_after(steady::time_point since) {
-    thread.join();
-    return steady::duration(acquired_at.load()) - since.time_since_epoch();
-  }
+  timed_waiter(redlock::client& c, const std::string& name, redlock::acquire_options o)
+      : run([&c, name, o]() mutable {
+          o.retry_delay = 3000ms;
+          o.retry_jitter = 0ms;
+          auto l = c.acquire(name, o);
+          auto at = steady::now();
+          c.release(l);
+          return at;
+        }) {}
+  /// Joins, then returns how long after `since` the lock was acquired (an
+  /// error on the waiter's thread is rethrown here, on the test's thread).
+  steady::duration acquired_after(steady::time_point since) { return run.get() - since; }
 };
 
 // The owner field holding a reentrant/fair lock on one master (the hash's
@@ -102,29 +142,30 @@ fifo_run run_fifo(masters& m, const std::string& key, int waiters, const std::fu
   for (int i = 0; i < waiters; ++i) clients.push_back(std::make_unique<redlock::client>(m.options(300ms)));
   std::mutex mu;
   fifo_run run;
-  std::vector<std::thread> threads;
+  std::vector<std::unique_ptr<background<void>>> waiters_done;
   for (int i = 0; i < waiters; ++i) {
-    threads.emplace_back([&, i] {
-      try {
-        auto l = clients[i]->acquire(key, fair(20000ms));
-        {
-          std::lock_guard g(mu);
-          run.order.push_back(i);
-        }
-        std::this_thread::sleep_for(10ms);
-        clients[i]->release(l);
-      } catch (const redlock::error& e) {
+    waiters_done.push_back(std::make_unique<background<void>>([&, i] {
+      auto l = clients[i]->acquire(key, fair(20000ms));
+      {
         std::lock_guard g(mu);
-        run.errors.push_back("waiter " + std::to_string(i) + ": " + e.what());
+        run.order.push_back(i);
       }
-    });
+      std::this_thread::sleep_for(10ms);
+      clients[i]->release(l);
+    }));
     // Known order: the next waiter starts once this one is queued.
     BOOST_REQUIRE(eventually([&] { return queued_on(m[watch_master], key) == std::size_t(i + 1); }));
     std::this_thread::sleep_for(2ms);  // distinct enqueue scores (ms resolution)
   }
   if (after_enqueue) after_enqueue();
   holder_client.release(held);
-  for (auto& t : threads) t.join();
+  for (int i = 0; i < waiters; ++i) {
+    try {
+      waiters_done[i]->get();
+    } catch (const std::exception& e) {
+      run.errors.push_back("waiter " + std::to_string(i) + ": " + e.what());
+    }
+  }
   for (auto& e : run.errors) BOOST_ERROR(e);
   for (std::size_t i = 0; i < run.order.size(); ++i)
     if (run.order[i] != int(i)) ++run.violations;
@@ -184,7 +225,7 @@ BOOST_AUTO_TEST_CASE(fair_place_in_line_is_when_the_caller_asked) {
     a.async_release(l, [&](boost::system::error_code) { a_released = true; });
   });
   std::this_thread::sleep_for(20ms);  // B asks clearly later...
-  std::thread tb([&] {
+  background<void> tb([&] {
     auto l = b.acquire("asked", fair(20000ms));
     {
       std::lock_guard g(mu);
@@ -194,12 +235,20 @@ BOOST_AUTO_TEST_CASE(fair_place_in_line_is_when_the_caller_asked) {
   });
   for (std::size_t i = 0; i < 3; ++i)  // ...and is queued first
     BOOST_REQUIRE(eventually([&] { return queued_on(m[i], "asked") == 1u; }));
-  std::thread ta([&] { io_a.run(); });
+  // Runs A's executor; stopped and joined on every way out of the test.
+  struct io_thread {
+    boost::asio::io_context& io;
+    std::thread thread{[this] { io.run(); }};
+    ~io_thread() {
+      io.stop();
+      thread.join();
+    }
+  } ta{io_a};
   // Both in line everywhere (a master A has not reached yet may rightly
   // hand the lock to B).
   for (std::size_t i = 0; i < 3; ++i) BOOST_REQUIRE(eventually([&] { return queued_on(m[i], "asked") == 2u; }));
   holder.release(held);
-  tb.join();
+  tb.get();
   BOOST_REQUIRE(eventually([&] {
     std::lock_guard g(mu);
     return order.size() == 2u;
@@ -208,8 +257,6 @@ BOOST_AUTO_TEST_CASE(fair_place_in_line_is_when_the_caller_asked) {
   // its release must reach the masters before the test ends).
   BOOST_REQUIRE(eventually([&] { return a_released.load(); }));
   work.reset();
-  io_a.stop();
-  ta.join();
   BOOST_TEST(order == (std::vector<std::string>{"a", "b"}), boost::test_tools::per_element());
 }
 
@@ -227,10 +274,10 @@ BOOST_AUTO_TEST_CASE(fair_waiter_keeps_its_place_where_a_failed_attempt_was_gran
   auto o = fair(1500ms);
   o.retry_delay = 1000ms;
   o.retry_jitter = 0ms;
-  std::thread t([&] { BOOST_TEST(!waiter.try_acquire("place", o).has_value()); });
+  background<bool> acquired([&] { return waiter.try_acquire("place", o).has_value(); });
   for (std::size_t i = 0; i < 3; ++i) BOOST_TEST(eventually([&] { return queued_on(m[i], "place") == 1u; }, 900ms));
   BOOST_TEST(eventually([&] { return m[2].command({"EXISTS", "place"}) == "0"; }));  // the failed attempt's grant was released
-  t.join();
+  BOOST_TEST(!acquired.get());
   for (std::size_t i = 0; i < 3; ++i) BOOST_TEST(eventually([&] { return queued_on(m[i], "place") == 0u; }));
 }
 
@@ -351,10 +398,10 @@ BOOST_AUTO_TEST_CASE(fair_subscriptions_do_not_leak_connections_or_channels) {
   for (int round = 0; round < 10; ++round) {
     auto name = "leak-" + std::to_string(round);
     auto held = holder.acquire(name, fair());
-    std::thread t([&] { waiter.release(waiter.acquire(name, fair(5000ms))); });
+    background<void> t([&] { waiter.release(waiter.acquire(name, fair(5000ms))); });
     BOOST_REQUIRE(eventually([&] { return queued_on(m[0], name) == 1u; }));
     holder.release(held);
-    t.join();
+    t.get();
   }
   // Two clients: each one request connection and at most one subscriber
   // connection per master, plus the probe's own.
@@ -411,12 +458,7 @@ BOOST_AUTO_TEST_CASE(mutex_waiter_retries_once_when_a_release_has_reached_a_quor
   o.wait = 8000ms;
   o.retry_delay = 3000ms;  // without a wake-up the waiter sleeps this long
   o.retry_jitter = 0ms;
-  std::atomic<bool> acquired{false};
-  std::thread t([&] {
-    auto l = waiter.acquire("staggered", o);
-    acquired = true;
-    waiter.release(l);
-  });
+  background<void> t([&] { waiter.release(waiter.acquire("staggered", o)); });
   for (std::size_t i = 0; i < 3; ++i)
     BOOST_REQUIRE(eventually([&] { return m[i].command({"PUBSUB", "NUMSUB", keys::released_channel("staggered")}) == keys::released_channel("staggered") + " 1"; }));
   auto attempts_before = stats->acquire_attempts.load();
@@ -425,8 +467,7 @@ BOOST_AUTO_TEST_CASE(mutex_waiter_retries_once_when_a_release_has_reached_a_quor
                   keys::released_channel("staggered"), "1"});
     std::this_thread::sleep_for(200ms);
   }
-  t.join();
-  BOOST_TEST(acquired.load());
+  BOOST_CHECK_NO_THROW(t.get());  // acquired (and released)
   BOOST_TEST(stats->acquire_attempts.load() - attempts_before == 1u);
 }
 
@@ -438,20 +479,20 @@ BOOST_AUTO_TEST_CASE(fair_waiters_far_back_poll_less_often) {
   auto held = holder.acquire("backoff", fair());
   std::vector<std::shared_ptr<redlock::counters>> stats;
   std::vector<std::unique_ptr<redlock::client>> clients;
-  std::vector<std::thread> threads;
+  std::vector<std::unique_ptr<background<bool>>> acquired;
   for (int i = 0; i < 4; ++i) {
     stats.push_back(std::make_shared<redlock::counters>());
     auto opts = counted(m, stats.back());
     clients.push_back(std::make_unique<redlock::client>(opts));
-    threads.emplace_back([&, i] {
+    acquired.push_back(std::make_unique<background<bool>>([&, i] {
       auto o = fair(1500ms);
       o.retry_delay = 50ms;
       o.retry_jitter = 0ms;
-      BOOST_TEST(!clients[i]->try_acquire("backoff", o).has_value());
-    });
+      return clients[i]->try_acquire("backoff", o).has_value();
+    }));
     BOOST_REQUIRE(eventually([&] { return queued_on(m[0], "backoff") == std::size_t(i + 1); }));
   }
-  for (auto& t : threads) t.join();
+  for (auto& a : acquired) BOOST_TEST(!a->get());
   auto head = stats.front()->acquire_attempts.load(), last = stats.back()->acquire_attempts.load();
   BOOST_TEST_MESSAGE("attempts in 1.5 s at a 50 ms retry delay: head " << head << ", fourth in line " << last);
   BOOST_TEST(head >= 15u);
@@ -500,17 +541,20 @@ BOOST_AUTO_TEST_CASE(fair_release_hands_the_lock_to_the_head) {
   o.queue_timeout = 4000ms;
   o.retry_delay = 3000ms;  // a poll would come this late
   o.retry_jitter = 0ms;
-  std::optional<redlock::lock> got;
-  std::atomic<long long> acquired_at{0};
-  std::thread t([&] {
-    got = waiter.acquire("handover", o);
-    acquired_at = steady::now().time_since_epoch().count();
+  struct acquisition {
+    redlock::lock lock;
+    steady::time_point at;
+  };
+  background<acquisition> t([&] {
+    auto l = waiter.acquire("handover", o);
+    return acquisition{l, steady::now()};
   });
   BOOST_REQUIRE(eventually([&] { return !m[0].command({"PUBSUB", "CHANNELS", keys::fair_wake_channel("handover", "*")}).empty(); }));
   auto released_at = steady::now();
   holder.release(held);
-  t.join();
-  auto handoff = steady::duration(acquired_at.load()) - released_at.time_since_epoch();
+  auto [lock, acquired_at] = t.get();
+  std::optional<redlock::lock> got = lock;
+  auto handoff = acquired_at - released_at;
   BOOST_TEST((handoff < 1000ms), "hand-off took " << std::chrono::duration_cast<std::chrono::milliseconds>(handoff).count()
                                                    << " ms with a 3000 ms retry delay");
   BOOST_TEST(stats->acquire_attempts.load() == 1u);  // its first poll; no second one
@@ -548,8 +592,7 @@ BOOST_AUTO_TEST_CASE(fair_grant_from_before_our_own_release_there_is_not_counted
   o.retry_delay = 3000ms;
   o.retry_jitter = 0ms;
   o.queue_timeout = 10000ms;
-  std::optional<redlock::lock> got;
-  std::thread t([&] { got = waiter.acquire("stale-grant", o); });
+  background<redlock::lock> t([&] { return waiter.acquire("stale-grant", o); });
   BOOST_REQUIRE(eventually([&] { return !m[0].command({"PUBSUB", "CHANNELS", keys::fair_wake_channel("stale-grant", "*")}).empty(); }));
   BOOST_REQUIRE(eventually([&] { return queued_on(m[1], "stale-grant") == 1u; }));
   BOOST_REQUIRE(eventually([&] { return m[0].command({"EXISTS", "stale-grant"}) == "0"; }));
@@ -560,8 +603,7 @@ BOOST_AUTO_TEST_CASE(fair_grant_from_before_our_own_release_there_is_not_counted
   m[1].command({"EVAL", std::string(redlock::detail::scripts::reentrant_release.body), "4", "stale-grant",
                 keys::queue("stale-grant"), keys::queue_deadlines("stale-grant"), keys::queue_terms("stale-grant"), holder_owner,
                 keys::released_channel("stale-grant"), "1", "1", "release-1", any_hold_id});
-  t.join();
-  BOOST_REQUIRE(got.has_value());
+  std::optional<redlock::lock> got = t.get();
   int holding = 0;
   for (std::size_t i = 0; i < 3; ++i) holding += m[i].command({"HEXISTS", "stale-grant", field}) == "1";
   BOOST_TEST(holding >= 2, "the waiter won holding the lock on " << holding << " of 3 masters");
@@ -579,24 +621,18 @@ BOOST_AUTO_TEST_CASE(fair_waiter_that_gives_up_returns_a_lock_handed_to_it) {
   auto holder_owner = holder_field(m[0], "gave-up");
   auto o = fair(1500ms);
   o.queue_timeout = 10000ms;
-  std::thread quitter([&] { BOOST_CHECK_THROW(waiter.acquire("gave-up", o), redlock::error); });
+  background<void> quitter([&] { waiter.acquire("gave-up", o); });
   BOOST_REQUIRE(eventually([&] { return queued_on(m[0], "gave-up") == 1u; }));
-  std::atomic<bool> next_won{false};
-  std::thread second([&] {
-    auto l = next.acquire("gave-up", fair(8000ms));
-    next_won = true;
-    next.release(l);
-  });
+  background<void> second([&] { next.release(next.acquire("gave-up", fair(8000ms))); });
   BOOST_REQUIRE(eventually([&] { return queued_on(m[0], "gave-up") == 2u; }));
   auto quitter_field = m[0].command({"ZRANGE", keys::queue("gave-up"), "0", "0"});
   m[0].command({"EVAL", std::string(redlock::detail::scripts::reentrant_release.body), "4", "gave-up",
                 keys::queue("gave-up"), keys::queue_deadlines("gave-up"), keys::queue_terms("gave-up"), holder_owner, keys::released_channel("gave-up"), "1",
                 "1", "release-1", any_hold_id});
   BOOST_TEST(m[0].command({"HEXISTS", "gave-up", quitter_field}) == "1");  // handed over there
-  quitter.join();
+  BOOST_CHECK_THROW(quitter.get(), redlock::error);  // it gave up
   BOOST_TEST(eventually([&] { return m[0].command({"HEXISTS", "gave-up", quitter_field}) == "0"; }));
   BOOST_TEST(queued_on(m[1], "gave-up") == 1u);  // the quitter left; the next waiter is in line
   holder.release(held);  // masters 1 and 2 (master 0: not held any more)
-  second.join();
-  BOOST_TEST(next_won.load());
+  BOOST_CHECK_NO_THROW(second.get());  // the next waiter won (and released)
 }

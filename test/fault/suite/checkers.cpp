@@ -28,7 +28,11 @@ violation make(std::string checker, std::string message, std::vector<std::size_t
   return {std::move(checker), os.str(), std::move(ids)};
 }
 
-bool is_client_op(const op& o) { return o.kind != op_kind::fault; }
+// The operations a client invoked and waits for (check (d) bounds them).
+bool is_client_op(const op& o) {
+  return o.kind == op_kind::acquire || o.kind == op_kind::release || o.kind == op_kind::write ||
+         o.kind == op_kind::extend;
+}
 
 }  // namespace
 
@@ -37,10 +41,10 @@ std::ostream& operator<<(std::ostream& os, const violation& v) {
 }
 
 std::map<std::string, std::vector<window>> windows_of(const std::vector<op>& ops) {
-  // Earliest release invoke per acquisition.
+  // Earliest release invoke (or lost signal) per acquisition.
   std::map<std::size_t, time_point> released;
   for (auto& o : ops)
-    if (o.kind == op_kind::release && o.acquire_op) {
+    if ((o.kind == op_kind::release || o.kind == op_kind::lost) && o.acquire_op) {
       auto [it, fresh] = released.emplace(*o.acquire_op, o.invoke);
       if (!fresh) it->second = std::min(it->second, o.invoke);
     }
@@ -168,7 +172,9 @@ std::vector<violation> check_bounded(const std::vector<op>& ops, const op_bounds
   std::vector<violation> out;
   for (auto& o : ops) {
     if (!is_client_op(o)) continue;
-    auto bound = o.kind == op_kind::acquire ? bounds.acquire : o.kind == op_kind::release ? bounds.release : bounds.write;
+    auto bound = o.kind == op_kind::acquire                                  ? bounds.acquire
+                 : o.kind == op_kind::release || o.kind == op_kind::extend ? bounds.release
+                                                                           : bounds.write;
     if (!o.completion) {
       out.push_back(make("bounded", std::string(to_string(o.kind)) + " never completed", {o.id}, ops));
     } else if (*o.completion - o.invoke > bound) {
@@ -235,6 +241,93 @@ std::vector<violation> check_recovery(const std::vector<op>& ops, const std::vec
   return out;
 }
 
+// (g)
+namespace {
+// Whether probe `p` could be judged: it completed while the holder still
+// believed in the deadline it was checked against.
+bool judgeable(const op& p) {
+  return p.kind == op_kind::probe && p.result == outcome::ok && p.completion && p.valid_until &&
+         *p.completion < *p.valid_until && !p.masters.empty();
+}
+}  // namespace
+
+std::vector<violation> check_lease_expiry(const std::vector<op>& ops) {
+  std::vector<violation> out;
+  // A key's PTTL is read in whole ms: allow that much.
+  constexpr auto rounding = std::chrono::milliseconds(2);
+  for (auto& p : ops) {
+    if (!judgeable(p)) continue;
+    std::size_t backed = 0, maybe = 0;
+    for (auto& m : p.masters) {
+      if (m.is == master_view::state::ours && m.expires + rounding >= *p.valid_until) ++backed;
+      if (m.is == master_view::state::unreadable) ++maybe;
+    }
+    if (backed + maybe < p.quorum) {
+      std::ostringstream m;
+      m << "resource " << p.resource << ": the holder believes it holds the lock until "
+        << fmt_ms(*p.valid_until - *p.completion) << " from now, but only " << backed << " master(s) hold it that long"
+        << (maybe ? " (+" + std::to_string(maybe) + " unreadable)" : std::string()) << ", quorum " << p.quorum;
+      std::vector<std::size_t> ids{p.id};
+      if (p.acquire_op) ids.insert(ids.begin(), *p.acquire_op);
+      out.push_back(make("lease-expiry", m.str(), ids, ops));
+    }
+  }
+  return out;
+}
+
+// (h) Judged on what the holder saw: a look found the deadline passed (the
+// first such look counts, even if a later renewal moved the deadline again).
+// The lost signal must come by that deadline + slack.
+std::vector<violation> check_lost_signal(const std::vector<op>& ops, std::chrono::milliseconds slack) {
+  std::vector<violation> out;
+  std::map<std::size_t, const op*> lost;
+  for (auto& o : ops)
+    if (o.kind == op_kind::lost && o.acquire_op) lost[*o.acquire_op] = &o;
+  for (auto& a : ops) {
+    if (a.kind != op_kind::acquire || !a.renewed || a.result != outcome::ok || a.beliefs.empty()) continue;
+    auto ran_out = std::find_if(a.beliefs.begin(), a.beliefs.end(), [](auto& b) { return b.second <= b.first; });
+    if (ran_out == a.beliefs.end()) continue;  // never saw it run out
+    auto deadline = ran_out->second;
+    auto l = lost.find(a.id);
+    if (l != lost.end() && l->second->invoke <= deadline + slack) continue;
+    std::ostringstream m;
+    m << "resource " << a.resource << ": the holder saw its renewed lock's validity run out ";
+    if (l == lost.end())
+      m << "and no lost signal came (waited " << fmt_ms(slack) << ")";
+    else
+      m << "and the lost signal came " << fmt_ms(l->second->invoke - deadline) << " after the deadline (slack "
+        << slack.count() << " ms)";
+    std::vector<std::size_t> ids{a.id};
+    if (l != lost.end()) ids.push_back(l->second->id);
+    out.push_back(make("lost-signal", m.str(), ids, ops));
+  }
+  return out;
+}
+
+// (i)
+std::vector<violation> check_release_after_takeover(const std::vector<op>& ops) {
+  std::vector<violation> out;
+  auto windows = windows_of(ops);
+  for (auto& rel : ops) {
+    if (rel.kind != op_kind::release || rel.result != outcome::ok || !rel.acquire_op) continue;
+    auto& mine = ops.at(*rel.acquire_op);
+    if (!mine.completion) continue;
+    for (auto& w : windows[rel.resource]) {
+      if (w.acquire == mine.id || w.begin <= *mine.completion || w.begin >= rel.invoke) continue;
+      std::ostringstream m;
+      m << "resource " << rel.resource << ": release by c" << rel.client << " reported success, invoked "
+        << fmt_ms(rel.invoke - w.begin) << " after c" << w.client << "'s window began";
+      out.push_back(make("release-after-takeover", m.str(), {mine.id, w.acquire, rel.id}, ops));
+      break;
+    }
+  }
+  return out;
+}
+
+bool is_safety_checker(const std::string& checker) {
+  return checker != "bounded" && checker != "recovery" && checker != "residue" && checker != "nemesis";
+}
+
 // (f)
 bool is_permanent_key(const std::string& key) {
   static const std::string suffix = "}:fence";
@@ -256,6 +349,10 @@ std::vector<violation> check_residue(const std::vector<key_state>& keys) {
 
 check_report check_all(const std::vector<op>& ops, const check_config& c) {
   check_report r;
+  for (auto& [resource, ws] : windows_of(ops)) r.acquisitions += ws.size();
+  std::vector<const op*> faults;
+  for (auto& o : ops)
+    if (o.kind == op_kind::fault) faults.push_back(&o);
   auto add = [&](std::vector<violation> v) {
     for (auto& x : v) {
       r.by_checker[x.checker] += 1;
@@ -267,16 +364,29 @@ check_report check_all(const std::vector<op>& ops, const check_config& c) {
     add(check_fence_order(ops));
     add(check_stale_writes(ops));
   }
+  add(check_lease_expiry(ops));
+  add(check_lost_signal(ops, c.lost_slack));
+  add(check_release_after_takeover(ops));
   add(check_bounded(ops, c.bounds));
   if (c.recovery) add(check_recovery(ops, c.resources, c.recovery_bound, c.workload_end, &r.recovery_periods));
   for (auto& o : ops) {
-    if (o.kind != op_kind::fault && o.completion) {
+    if (is_client_op(o) && o.completion) {
       auto& m = r.max_ms[to_string(o.kind)];
       m = std::max(m, ms_since(o.invoke, *o.completion));
     }
     if (o.kind == op_kind::acquire) {
       ++r.attempts;
-      if (o.result == outcome::ok) ++r.acquisitions;
+      if (o.result == outcome::ok && !o.beliefs.empty()) ++r.leases;
+    }
+    if (o.kind == op_kind::renewal) ++(o.result == outcome::ok ? r.renewals : r.renewals_failed);
+    if (o.kind == op_kind::extend) ++(o.result == outcome::ok ? r.extends : r.extends_failed);
+    if (o.kind == op_kind::lost) ++r.lost_signals;
+    if (judgeable(o)) ++r.probes_judged;
+    if ((o.kind == op_kind::renewal || o.kind == op_kind::extend) && o.result == outcome::ok && o.completion) {
+      bool under_fault = std::any_of(faults.begin(), faults.end(), [&](const op* f) {
+        return f->invoke <= *o.completion && (!f->completion || *o.completion <= *f->completion);
+      });
+      if (under_fault) ++(o.kind == op_kind::renewal ? r.renewals_under_faults : r.extends_under_faults);
     }
     if (o.kind == op_kind::write) {
       if (o.result == outcome::ok) ++r.writes_accepted;

@@ -74,6 +74,27 @@ std::vector<violation> check_recovery(const std::vector<op>& ops, const std::vec
                                       std::chrono::milliseconds bound, time_point workload_end,
                                       std::size_t* periods_checked = nullptr);
 
+// ---- leases (renewed and extended locks) ------------------------------------
+// (g) At each probe taken while the holder still believed it held the lock
+//     (probe completed before the deadline it believed in), a quorum of
+//     masters must still hold it for us until at least that deadline, or may
+//     (unreadable). Fewer: a request of ours left the masters expiring
+//     before the window the client believes in (a shortened key).
+std::vector<violation> check_lease_expiry(const std::vector<op>& ops);
+// (h) A renewed lock whose holder saw its validity run out gets its lost
+//     signal no later than `slack` after the end of its last window.
+std::vector<violation> check_lost_signal(const std::vector<op>& ops, std::chrono::milliseconds slack);
+// (i) A release that reports success was invoked before any other holder's
+//     window on that resource began (after this holder's began).
+std::vector<violation> check_release_after_takeover(const std::vector<op>& ops);
+
+/// Safety checkers find what must never happen (two holders, a token out of
+/// order, a stale write accepted, a lease the masters no longer back, a
+/// late lost signal, a release that succeeded over another holder);
+/// liveness checkers (bounded, recovery, residue, a broken run) find what
+/// should happen and did not.
+bool is_safety_checker(const std::string& checker);
+
 // (f)
 struct key_state {
   std::string master;  ///< which master (URI or index)
@@ -93,14 +114,18 @@ struct check_config {
   time_point workload_end{};
   bool fencing = true;   ///< run (b) and (c)
   bool recovery = true;  ///< run (e)
+  std::chrono::milliseconds lost_slack{250};  ///< (h)
 };
 
 struct check_report {
   std::vector<violation> violations;
-  std::size_t acquisitions = 0;      ///< successful acquisitions checked by (a)
+  std::size_t acquisitions = 0;      ///< acquisitions with a validity window, judged by (a)
   std::size_t attempts = 0;          ///< acquisition operations of any outcome
   std::size_t writes_accepted = 0, writes_rejected = 0;
   std::size_t recovery_periods = 0;
+  std::size_t leases = 0, renewals = 0, renewals_failed = 0, extends = 0, extends_failed = 0, lost_signals = 0;
+  std::size_t renewals_under_faults = 0, extends_under_faults = 0;  ///< completed while a fault was active
+  std::size_t probes_judged = 0;  ///< probes (g) could judge
   std::map<std::string, std::size_t> by_checker;  ///< violations per checker
   std::map<std::string, double> max_ms;           ///< longest completed operation, by kind
 };

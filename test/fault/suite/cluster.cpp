@@ -34,6 +34,12 @@ cluster::cluster(cluster_options o) : options_(std::move(o)) {
     if (options_.proxies && options_.listen_ip.empty())
       proxies_.push_back(std::make_unique<fault_proxy>(masters_.back()->port(), options_.seed * 131 + i));
   }
+  if (!proxies_.empty())
+    for (std::size_t c = 0; c < options_.client_views; ++c) {
+      links_.emplace_back();
+      for (std::size_t i = 0; i < masters_.size(); ++i)
+        links_.back().push_back(std::make_unique<fault_proxy>(proxies_[i]->port(), options_.seed * 977 + c * 31 + i));
+    }
   testing::redis_options so;
   if (!options_.listen_ip.empty())
     so.extra_args = {"--bind", "127.0.0.1", options_.listen_ip, "--protected-mode", "no"};
@@ -41,6 +47,7 @@ cluster::cluster(cluster_options o) : options_(std::move(o)) {
 }
 
 cluster::~cluster() {
+  links_.clear();
   proxies_.clear();
   masters_.clear();
   storage_.reset();
@@ -61,9 +68,33 @@ std::vector<std::string> cluster::uris() const {
   return out;
 }
 
+std::vector<std::string> cluster::uris_of(std::size_t c) const {
+  if (c >= links_.size()) return uris();
+  std::vector<std::string> out;
+  for (auto& l : links_[c]) out.push_back(l->uri());
+  return out;
+}
+
+std::vector<std::string> cluster::loopback_uris() const {
+  std::vector<std::string> out;
+  for (auto& m : masters_) out.push_back(m->uri());
+  return out;
+}
+
 std::string cluster::storage_uri() const {
   if (!options_.listen_ip.empty()) return "redis://" + options_.listen_ip + ":" + std::to_string(storage_->port());
   return storage_->uri();
+}
+
+std::shared_ptr<lease_probe> cluster::make_probe() {
+  std::vector<lease_probe::target> targets;
+  for (std::size_t i = 0; i < masters_.size(); ++i) {
+    lease_probe::target t;
+    t.port = masters_[i]->port();
+    if (auto* clk = clock(i)) t.clock_rate = [clk] { return clk->rate(); };
+    targets.push_back(std::move(t));
+  }
+  return std::make_shared<lease_probe>(std::move(targets));
 }
 
 std::vector<key_state> cluster::keys() {
@@ -81,6 +112,8 @@ std::vector<key_state> cluster::keys() {
 
 void cluster::heal_all() {
   for (auto& p : proxies_) p->heal();
+  for (auto& per_client : links_)
+    for (auto& l : per_client) l->heal();
   for (auto& m : masters_) {
     m->resume();
     if (!m->running()) m->restart(false);

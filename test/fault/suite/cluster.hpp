@@ -6,6 +6,7 @@
 #pragma once
 
 #include "checkers.hpp"
+#include "lease_probe.hpp"
 #include "clockshim/clock_control.hpp"
 #include "proxy/fault_proxy.hpp"
 #include "redis_process.hpp"
@@ -23,6 +24,9 @@ struct cluster_options {
   bool proxies = true;     ///< clients reach each master through a fault_proxy
   bool clock_shim = false; ///< masters run under the clock shim (server clock faults)
   std::uint64_t seed = 1;  ///< seeds the proxies' fault RNGs
+  /// Clients [0, client_views) each reach every master through a proxy of
+  /// their own (in front of the master's proxy): per-client partitions.
+  std::size_t client_views = 0;
   /// Extra address the servers listen on and that uris() uses instead of
   /// 127.0.0.1 (network-namespace partitions). Proxies are not used then.
   std::string listen_ip;
@@ -40,12 +44,21 @@ class cluster {
   std::size_t quorum() const { return masters_.size() / 2 + 1; }
   testing::redis_process& master(std::size_t i) { return *masters_.at(i); }
   fault_proxy* proxy(std::size_t i) { return proxies_.empty() ? nullptr : proxies_.at(i).get(); }
+  /// Client `c`'s own link to master `m` (client_views only).
+  fault_proxy& link(std::size_t c, std::size_t m) { return *links_.at(c).at(m); }
+  /// What client `c` connects to: its own links, or uris().
+  std::vector<std::string> uris_of(std::size_t c) const;
   clock_control* clock(std::size_t i) { return clocks_.empty() ? nullptr : clocks_.at(i).get(); }
   testing::redis_process& storage() { return *storage_; }
 
   /// What the clients connect to: the proxies, or the masters themselves.
   std::vector<std::string> uris() const;
+  /// The masters on 127.0.0.1, whatever listen_ip says.
+  std::vector<std::string> loopback_uris() const;
   std::string storage_uri() const;
+
+  /// Reads the masters directly (bypassing the proxies) for check (g).
+  std::shared_ptr<lease_probe> make_probe();
 
   /// Every key on every running master, with its PTTL (for check_residue).
   std::vector<key_state> keys();
@@ -59,6 +72,7 @@ class cluster {
   std::vector<std::unique_ptr<clock_control>> clocks_;
   std::vector<std::unique_ptr<testing::redis_process>> masters_;
   std::vector<std::unique_ptr<fault_proxy>> proxies_;
+  std::vector<std::vector<std::unique_ptr<fault_proxy>>> links_;  // [client][master]
   std::unique_ptr<testing::redis_process> storage_;
 };
 

@@ -8,7 +8,9 @@
 
 #include <redlock/clock.hpp>
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <mutex>
 #include <vector>
 
@@ -34,6 +36,9 @@ class drift_clock final : public redlock::clock_source {
   /// (extrapolated at the current rate for readings still in the future).
   steady_time to_steady(steady_time reading) const;
 
+  /// How many times now() was called: a clock fault acts only if it is read.
+  std::uint64_t reads() const noexcept { return reads_.load(std::memory_order_relaxed); }
+
  private:
   struct segment {
     steady_time real;  ///< steady time at which this segment starts
@@ -43,6 +48,7 @@ class drift_clock final : public redlock::clock_source {
   steady_time reading_at(const segment& s, steady_time real) const;
 
   mutable std::mutex mutex_;
+  mutable std::atomic<std::uint64_t> reads_{0};
   std::vector<segment> segments_;
 };
 

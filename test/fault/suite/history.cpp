@@ -32,12 +32,27 @@ std::size_t history::size() const {
   return ops_.size();
 }
 
+time_point belief_end(const std::vector<std::pair<time_point, time_point>>& looks) {
+  time_point end{};
+  for (std::size_t i = 0; i < looks.size(); ++i) {
+    auto [at, deadline] = looks[i];
+    if (i > 0 && at > end) break;  // the previous deadline passed before this look
+    end = std::max(end, i + 1 < looks.size() ? std::min(deadline, looks[i + 1].first) : deadline);
+    if (deadline <= at) break;  // this look saw the lease over
+  }
+  return end;
+}
+
 const char* to_string(op_kind k) {
   switch (k) {
     case op_kind::acquire: return "acquire";
     case op_kind::release: return "release";
     case op_kind::write: return "write";
     case op_kind::fault: return "fault";
+    case op_kind::extend: return "extend";
+    case op_kind::lost: return "lost";
+    case op_kind::probe: return "probe";
+    case op_kind::renewal: return "renewal";
   }
   return "?";
 }
@@ -70,6 +85,22 @@ std::string describe(const op& o, time_point print_origin) {
   if (o.fence) os << " fence=" << *o.fence;
   if (o.token) os << " token=" << *o.token;
   if (o.acquire_op) os << " of #" << *o.acquire_op;
+  if (o.kind == op_kind::fault) os << (o.acted ? " acted" : " not seen to act");
+  if (!o.beliefs.empty()) {
+    os << " (" << (o.renewed ? "renewed" : "extended") << "; looks at/deadline:";
+    for (auto& [at, deadline] : o.beliefs) os << " " << ms_since(print_origin, at) << "/" << ms_since(print_origin, deadline);
+    os << ")";
+  }
+  if (!o.masters.empty()) {
+    os << " masters";
+    for (auto& m : o.masters) {
+      os << " ";
+      if (m.is == master_view::state::ours)
+        os << "ours until " << ms_since(print_origin, m.expires);
+      else
+        os << (m.is == master_view::state::not_ours ? "not-ours" : "unreadable");
+    }
+  }
   if (!o.detail.empty()) os << " (" << o.detail << ")";
   return os.str();
 }

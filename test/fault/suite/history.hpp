@@ -24,6 +24,16 @@ enum class op_kind : std::uint8_t {
   release,  ///< a release of a lock this client acquired
   write,    ///< a fenced_store write with the acquisition's token
   fault,    ///< a nemesis fault: invoke = injected, completion = healed
+  extend,   ///< an explicit extend of a held lock (detail: the ttl asked)
+  lost,     ///< a renewed lock's lost signal (invoke = completion = when it ran)
+  probe,    ///< the masters read directly (not through the proxies) while a lease is held
+  renewal,  ///< a watchdog renewal as the client's observer reported it (invoke = completion)
+};
+
+/// One master as a probe read it: the lock still ours there, and until when.
+struct master_view {
+  enum class state : std::uint8_t { ours, not_ours, unreadable } is = state::unreadable;
+  time_point expires{};  ///< ours: reply time + PTTL (an upper bound of the expiry)
 };
 
 enum class outcome : std::uint8_t {
@@ -52,9 +62,23 @@ struct op {
   int clock = -1;
   std::optional<std::uint64_t> fence;  ///< fencing token
 
-  // ---- releases and writes ----
+  /// Leases (renewed or extended locks): what the holder believed as it
+  /// held: (steady time of the look, lock::valid_until() on the client's
+  /// clock then), in order. resolve_deadlines() turns them into valid_until:
+  /// the end of the time the holder went on believing it held the lock.
+  std::vector<std::pair<time_point, time_point>> beliefs;
+  bool renewed = false;  ///< acquired with renew = true
+
+  // ---- releases, writes, extends, lost signals, probes ----
   std::optional<std::size_t> acquire_op;  ///< the acquisition this op belongs to
   std::optional<std::uint64_t> token;     ///< write: the token sent
+
+  // ---- faults ----
+  bool acted = false;  ///< seen to act (proxy counters, a stopped process, a clock read, ...)
+
+  // ---- probes ----
+  std::vector<master_view> masters;
+  std::size_t quorum = 0;
 };
 
 /// Thread-safe, append-only record of one run.
@@ -89,13 +113,27 @@ time_point origin_of(const std::vector<op>& ops);
 /// Milliseconds of `t` relative to `origin`, for printing.
 double ms_since(time_point origin, time_point t);
 
+/// The end of a holder's belief, from its looks (steady time of the look,
+/// deadline it saw, both on the steady clock): each look vouches for the time
+/// up to the next look or its deadline, whichever is earlier; the belief ends
+/// at the first gap (a deadline passed before the next look) or after the last.
+time_point belief_end(const std::vector<std::pair<time_point, time_point>>& looks);
+
 /// Converts valid_until_client to valid_until for every acquisition that has
 /// one: `to_steady(clock, t)` maps a reading `t` of injected clock `clock` to
 /// the first steady time at which that clock showed `t` (or later).
+/// For leases, the deadlines of the beliefs are converted too, and
+/// valid_until becomes the end of the holder's belief (see belief_end).
 template <typename F>
 void resolve_deadlines(std::vector<op>& ops, F&& to_steady) {
-  for (auto& o : ops)
-    if (o.valid_until_client) o.valid_until = o.clock < 0 ? *o.valid_until_client : to_steady(o.clock, *o.valid_until_client);
+  auto steady_of = [&](const op& o, time_point reading) { return o.clock < 0 ? reading : to_steady(o.clock, reading); };
+  for (auto& o : ops) {
+    if (o.valid_until_client) o.valid_until = steady_of(o, *o.valid_until_client);
+    if (!o.beliefs.empty()) {  // deadlines converted in place: from here on all steady
+      for (auto& [at, reading] : o.beliefs) reading = steady_of(o, reading);
+      o.valid_until = belief_end(o.beliefs);
+    }
+  }
 }
 
 /// Writes the history as text, one op per line, times relative to origin_of().

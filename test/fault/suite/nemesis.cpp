@@ -30,6 +30,7 @@ const char* name(fault_type t) {
     case fault_type::slow_link: return "slow-link";
     case fault_type::proxy_down: return "proxy-down";
     case fault_type::partition: return "partition";
+    case fault_type::client_partition: return "client-partition";
     case fault_type::server_clock_fast_bounded: return "server-clock-fast-bounded";
     case fault_type::server_clock_slow: return "server-clock-slow";
     case fault_type::server_clock_back_jump: return "server-clock-back-jump";
@@ -64,6 +65,7 @@ std::vector<fault_type> safe_fault_types(const cluster_options& c, const workloa
     out.insert(out.end(), {fault_type::latency, fault_type::blackhole, fault_type::reset, fault_type::slicing,
                            fault_type::proxy_down, fault_type::partition, fault_type::delayed_restart});
   }
+  if (c.proxies && c.listen_ip.empty() && c.client_views > 0) out.push_back(fault_type::client_partition);
   if (c.clock_shim) {
     out.insert(out.end(), {fault_type::server_clock_fast_bounded, fault_type::server_clock_back_jump});
     // A slow master clock falls behind; a later quick restart (whose shim
@@ -105,8 +107,24 @@ void heal_proxy(fault_proxy& p) {
 
 }  // namespace
 
+// Whether process `pid` is stopped (state T in /proc/<pid>/stat).
+// Waits (up to 200 ms: SIGSTOP is delivered asynchronously) to see it.
+bool stopped(pid_t pid) {
+  auto until = steady::now() + 200ms;
+  do {
+    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    std::getline(f, line);
+    auto close = line.rfind(')');
+    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'T') return true;
+    std::this_thread::sleep_for(1ms);
+  } while (steady::now() < until);
+  return false;
+}
+
 struct nemesis::active {
   fault_type type;
+  std::function<bool()> acted;  // evaluated at the heal: did the fault act?
   std::size_t op = 0;
   std::vector<std::size_t> masters;
   int client = -1;
@@ -170,8 +188,10 @@ void nemesis::heal(std::size_t index) {
     while (steady::now() < until) std::this_thread::sleep_for(5ms);
   }
   if (verbose()) std::cerr << "nemesis: healing #" << a.op << std::endl;
+  bool acted = a.acted && a.acted();
   a.heal();
   a.healed = true;
+  history_.update(a.op, [&](op& o) { o.acted = acted; });
   history_.complete(a.op, steady::now(), outcome::ok);
 }
 
@@ -199,16 +219,39 @@ std::size_t nemesis::apply(fault_type t, std::vector<std::size_t> masters, int c
     for (auto m : masters) heal_proxy(*c.proxy(m));
   };
   double drift = w.options().drift_factor;
+  // Evidence that a fault acted, from what the proxies of its masters counted.
+  auto proxy_total = [&c, masters](auto field) {
+    std::uint64_t sum = 0;
+    for (auto m : masters)
+      if (auto* p = c.proxy(m)) sum += field(p->stats());
+    return sum;
+  };
+  auto faults_applied = [](const proxy_stats& s) { return s.faults_applied; };
+  auto bytes_served = [](const proxy_stats& s) { return s.bytes_client_to_server; };
+  // Taken before the fault is applied: a setter may act at once (live pipes).
+  auto faults_before = proxy_total(faults_applied), bytes_before = proxy_total(bytes_served);
+  auto proxy_grew = [proxy_total](auto field, std::uint64_t before) {
+    return [proxy_total, field, before] { return proxy_total(field) > before; };
+  };
   auto now = steady::now();
   switch (t) {
-    case fault_type::sigstop:
-      each([&](auto m) { c.master(m).pause(); });
+    case fault_type::sigstop: {
+      bool all_stopped = true;
+      each([&](auto m) {
+        c.master(m).pause();
+        all_stopped = all_stopped && stopped(c.master(m).pid());
+      });
+      a.acted = [all_stopped] { return all_stopped; };
       a.heal = [&c, masters] {
         for (auto m : masters) c.master(m).resume();
       };
       break;
+    }
     case fault_type::kill9_aof_restart:
       each([&](auto m) { c.master(m).kill9(); });
+      a.acted = [&c, masters] {
+        return std::none_of(masters.begin(), masters.end(), [&](auto m) { return c.master(m).running(); });
+      };
       a.heal = [&c, masters] {
         for (auto m : masters) c.master(m).restart(false);
       };
@@ -250,11 +293,14 @@ std::size_t nemesis::apply(fault_type t, std::vector<std::size_t> masters, int c
     }
     case fault_type::immediate_restart_wipe:
       each([&](auto m) { c.master(m).restart(true); });
+      a.acted = [] { return true; };  // restart(true) returned: the data is gone
       a.heal = [] {};
       break;
     case fault_type::client_pause_write: {
       auto ms = uniform<long long>(200, 2000);
-      each([&](auto m) { c.master(m).command({"CLIENT", "PAUSE", std::to_string(ms), "WRITE"}); });
+      bool paused = true;
+      each([&](auto m) { paused = c.master(m).command({"CLIENT", "PAUSE", std::to_string(ms), "WRITE"}) == "OK" && paused; });
+      a.acted = [paused] { return paused; };
       detail << " for up to " << ms << " ms";
       a.heal = [&c, masters] {
         for (auto m : masters) c.master(m).command({"CLIENT", "UNPAUSE"});
@@ -303,6 +349,51 @@ std::size_t nemesis::apply(fault_type t, std::vector<std::size_t> masters, int c
       });
       a.heal = proxies_heal;
       break;
+    case fault_type::client_partition: {
+      // Each client's view of the masters, by shape. Halves: clients and
+      // masters split at random, links across cut. Bridge: the same, but one
+      // master stays reachable from both sides. Ring: client i reaches the
+      // quorum masters starting at a random offset + i (every client its own
+      // majority; any two overlap).
+      auto n = c.size(), q = c.quorum(), clients = c.options().client_views;
+      int shape = uniform<int>(0, 2);
+      std::vector<std::vector<bool>> reach(clients, std::vector<bool>(n, true));
+      if (shape < 2) {
+        std::vector<int> side_of_master(n), side_of_client(clients);
+        for (auto& x : side_of_master) x = uniform<int>(0, 1);
+        for (auto& x : side_of_client) x = uniform<int>(0, 1);
+        auto bridge = uniform<std::size_t>(0, n - 1);
+        for (std::size_t k = 0; k < clients; ++k)
+          for (std::size_t m = 0; m < n; ++m)
+            reach[k][m] = side_of_client[k] == side_of_master[m] || (shape == 1 && m == bridge);
+        detail << (shape == 0 ? " halves" : " bridge m" + std::to_string(bridge));
+      } else {
+        auto offset = uniform<std::size_t>(0, n - 1);
+        for (std::size_t k = 0; k < clients; ++k)
+          for (std::size_t m = 0; m < n; ++m) reach[k][m] = (m + n - (offset + k) % n) % n < q;
+        detail << " ring";
+      }
+      std::vector<fault_proxy*> links;
+      for (std::size_t k = 0; k < clients; ++k) {
+        detail << " c" << k << ":";
+        for (std::size_t m = 0; m < n; ++m) {
+          detail << (reach[k][m] ? std::to_string(m) : "-");
+          if (!reach[k][m]) links.push_back(&c.link(k, m));
+        }
+      }
+      std::uint64_t before = 0;
+      for (auto* l : links) before += l->stats().faults_applied;
+      for (auto* l : links) l->set_blackhole(direction::both);
+      a.acted = [links, before] {
+        std::uint64_t now_applied = 0;
+        for (auto* l : links) now_applied += l->stats().faults_applied;
+        return now_applied > before;  // a live link was held (or a new one drawn)
+      };
+      a.heal = [links] {
+        for (auto* l : links) heal_proxy(*l);
+      };
+      break;
+    }
     case fault_type::partition:
       each([&](auto m) { c.proxy(m)->set_blackhole(direction::both); });
       detail << (masters.size() >= c.quorum() ? " (majority)" : " (minority)");
@@ -355,6 +446,46 @@ std::size_t nemesis::apply(fault_type t, std::vector<std::size_t> masters, int c
       a.heal = [&w, client] { w.set_holder_pause(static_cast<std::size_t>(client), false); };
       break;
   }
+  if (!a.acted) {
+    switch (t) {
+      case fault_type::delayed_restart:
+        a.acted = [&c, masters] {
+          return std::none_of(masters.begin(), masters.end(), [&](auto m) { return c.master(m).running(); });
+        };
+        break;
+      case fault_type::latency:
+      case fault_type::blackhole:
+      case fault_type::reset:
+      case fault_type::slicing:
+      case fault_type::slow_link:
+      case fault_type::proxy_down:
+      case fault_type::partition:
+        a.acted = proxy_grew(faults_applied, faults_before);  // chunks delayed/sliced, pipes held, connections reset
+        break;
+      case fault_type::server_clock_fast_bounded:
+      case fault_type::server_clock_slow:
+      case fault_type::server_clock_back_jump:
+      case fault_type::server_clock_fast:
+      case fault_type::server_clock_forward_jump:
+        a.acted = proxy_grew(bytes_served, bytes_before);  // the master served requests on its changed clock
+        break;
+      case fault_type::client_clock_jump:
+      case fault_type::client_clock_fast:
+      case fault_type::client_clock_slow_bounded:
+      case fault_type::client_clock_slow: {
+        auto& clk = w.clock(static_cast<std::size_t>(client));
+        a.acted = [&clk, before = clk.reads()] { return clk.reads() > before; };
+        break;
+      }
+      case fault_type::holder_pause:
+        a.acted = [&w, client, before = w.paused_writes(static_cast<std::size_t>(client))] {
+          return w.paused_writes(static_cast<std::size_t>(client)) > before;
+        };
+        break;
+      default:
+        break;  // set in the switch above
+    }
+  }
   op o;
   o.kind = op_kind::fault;
   o.resource = name(t);
@@ -402,6 +533,12 @@ bool nemesis::pick_and_apply(fault_type t) {
       }
       if (clients.empty()) return false;
       apply(t, {}, static_cast<int>(pick(clients, 1).front()));
+      return true;
+    }
+    case fault_type::client_partition: {
+      for (auto& a : active_)
+        if (!a.healed && a.type == fault_type::client_partition) return false;  // one at a time
+      apply(t, {}, -1);
       return true;
     }
     case fault_type::delayed_restart:
@@ -461,9 +598,13 @@ round_config safe_round(std::uint64_t seed, milliseconds duration) {
   r.cluster.proxies = true;
   r.cluster.clock_shim = true;
   r.cluster.seed = seed;
+  // N = 5 rounds: every client also has its own link to each master (its
+  // own proxy in front of the master's), for per-client partitions.
+  if (r.cluster.masters == 5) r.cluster.client_views = r.workload.clients;
   r.workload.seed = seed;
-  r.workload.resources = 5;
+  r.workload.resources = 6;
   r.workload.key_prefix = "s" + std::to_string(seed) + ":";
+  r.workload.lease_resources = 2;  // res4, res5: renewed and extended leases
   // Every lock kind under the same faults: seeds 1, 2 (mod 4) the mutex on 5
   // and 3 masters, 3 the fair lock on 5, 0 the reentrant lock on 3. Fair
   // seeds 3 (mod 8) run unfenced, where releases hand the lock over to the
@@ -493,6 +634,8 @@ round_config quick_round(std::uint64_t seed, fault_type t, milliseconds nemesis_
   r.cluster.seed = seed;
   r.workload.seed = seed;
   r.workload.key_prefix = std::string(name(t)) + ":";
+  r.workload.resources = 4;
+  r.workload.lease_resources = 1;  // res3: renewed and extended leases under this fault
   r.workload.ttl_min = 200ms;
   r.workload.ttl_max = 400ms;
   r.workload.wait = 150ms;
@@ -517,6 +660,7 @@ std::map<std::string, fault_stats> fault_figures(const std::vector<op>& ops) {
     if (o.kind != op_kind::fault) continue;
     auto& s = out[o.resource];
     ++s.injected;
+    s.acted += o.acted;
     auto end = o.completion.value_or(o.invoke);
     s.total_ms += ms_since(o.invoke, end);
     s.acquisitions_during += static_cast<std::size_t>(std::upper_bound(acquired.begin(), acquired.end(), end) -
@@ -538,7 +682,10 @@ round_result run_round(const round_config& cfg) {
   cluster c(cfg.cluster);
   lap("servers up");
   history h;
-  workload w(cfg.workload, c.uris(), c.storage_uri(), h);
+  auto wo = cfg.workload;
+  for (std::size_t k = 0; k < c.options().client_views; ++k) wo.client_uris.push_back(c.uris_of(k));
+  workload w(wo, c.uris(), c.storage_uri(), h);
+  if (cfg.workload.lease_resources > 0) w.set_probe(c.make_probe());
   nemesis n(c, w, h, cfg.nemesis);
   w.start();
   auto start = steady::now();
@@ -582,12 +729,14 @@ round_result run_round(const round_config& cfg) {
   cc.recovery_bound = cfg.recovery_bound;
   cc.workload_end = workload_end;
   cc.fencing = cfg.workload.fenced;
+  cc.lost_slack = cfg.workload.lost_slack;
   out.report = check_all(out.ops, cc);
   if (!nemesis_error.empty()) {  // the run itself broke: never a silent pass
     out.report.violations.push_back({"nemesis", "the nemesis failed: " + nemesis_error, {}});
     out.report.by_checker["nemesis"] += 1;
   }
   out.faults = fault_figures(out.ops);
+  for (auto& [type, f] : out.faults) out.faults_acted += f.acted;
   lap("checked");
   out.seconds = std::chrono::duration<double>(steady::now() - t0).count();
   return out;
@@ -602,33 +751,55 @@ void tally::add(const round_result& r) {
   writes_accepted += r.report.writes_accepted;
   writes_rejected += r.report.writes_rejected;
   recovery_periods += r.report.recovery_periods;
-  faults += r.faults_injected;
+  faults += r.faults_acted;
+  faults_injected += r.faults_injected;
   violations += r.violations();
   for (auto& [k, v] : r.report.by_checker) by_checker[k] += v;
   if (!r.residue.empty()) by_checker["residue"] += r.residue.size();
+  for (auto& [k, v] : r.report.by_checker) (is_safety_checker(k) ? safety : liveness) += v;
+  liveness += r.residue.size();
+  leases += r.report.leases;
+  renewals += r.report.renewals;
+  renewals_failed += r.report.renewals_failed;
+  renewals_under_faults += r.report.renewals_under_faults;
+  extends += r.report.extends;
+  extends_failed += r.report.extends_failed;
+  extends_under_faults += r.report.extends_under_faults;
+  lost_signals += r.report.lost_signals;
+  probes_judged += r.report.probes_judged;
   for (auto& [k, s] : r.faults) {
     auto& t = by_type[k];
     t.injected += s.injected;
+    t.acted += s.acted;
     t.total_ms += s.total_ms;
     t.acquisitions_during += s.acquisitions_during;
   }
 }
 
 void tally::print(std::ostream& os) const {
-  os << "fault figures by type (injected, total active time, acquisitions completed while active):\n";
+  os << "fault figures by type (injected, seen to act, total active time, acquisitions completed while active):\n";
   for (auto& [k, s] : by_type)
-    os << "  " << std::left << std::setw(34) << k << std::right << std::setw(6) << s.injected << " x  "
+    os << "  " << std::left << std::setw(34) << k << std::right << std::setw(6) << s.injected << " x "
+       << std::setw(6) << s.acted << " acted  "
        << std::setw(9) << std::fixed << std::setprecision(1) << s.total_ms / 1000.0 << " s  " << std::setw(7)
        << s.acquisitions_during << " acquisitions\n";
   os << "  attempts " << attempts << ", writes accepted " << writes_accepted << ", stale writes rejected "
      << writes_rejected << ", recovery periods judged " << recovery_periods << "\n";
+  if (leases > 0)
+    os << "  leases " << leases << ": renewals " << renewals << " (" << renewals_under_faults << " under faults, "
+       << renewals_failed << " failed), extends " << extends << " (" << extends_under_faults << " under faults, "
+       << extends_failed << " failed), lost signals " << lost_signals << ", master probes judged " << probes_judged
+       << "\n";
   if (!by_checker.empty()) {
     os << "  violations by checker:";
     for (auto& [k, v] : by_checker) os << " " << k << "=" << v;
     os << "\n";
   }
+  if (faults_injected != faults)
+    os << "  faults injected " << faults_injected << ", of which seen to act " << faults << " (only these count)\n";
   os << "fault suite: " << histories << " histories, " << acquisitions << " acquisitions checked, " << faults
-     << " faults injected, " << violations << " violations" << std::endl;
+     << " faults injected, " << violations << " violations (" << safety << " safety, " << liveness << " liveness)"
+     << std::endl;
 }
 
 void report_failure(std::ostream& os, const round_result& r, const std::string& reproduce, std::size_t limit) {

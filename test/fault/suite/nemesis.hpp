@@ -41,6 +41,9 @@ enum class fault_type {
                ///< outlives the fault (not in the safe set: see test_targeted.cpp)
   proxy_down,  ///< every live and new connection reset at once (a master that refuses)
   partition,   ///< both directions held for a minority or a majority of masters
+  client_partition,  ///< per-client links cut (cluster_options::client_views): random halves of
+                     ///< clients and masters, a bridge master that both halves reach, or a ring
+                     ///< in which each client reaches a different run of masters
   // server clocks (clock shim)
   server_clock_fast_bounded,  ///< rate 1 + 0.4 * drift_factor (within the allowance)
   server_clock_slow,          ///< rate 0.5 .. 0.95 (keys live longer)
@@ -75,6 +78,7 @@ struct nemesis_options {
 
 struct fault_stats {
   std::size_t injected = 0;
+  std::size_t acted = 0;  ///< seen to act (see nemesis::active::acted)
   double total_ms = 0;
   std::size_t acquisitions_during = 0;  ///< acquisitions that completed while it was active
 };
@@ -141,6 +145,7 @@ struct round_result {
   std::vector<violation> residue;
   std::map<std::string, fault_stats> faults;  ///< by fault type
   std::size_t faults_injected = 0;
+  std::size_t faults_acted = 0;  ///< the faults seen to act
   std::vector<op> ops;
   double seconds = 0;
   std::size_t violations() const { return report.violations.size() + residue.size(); }
@@ -152,9 +157,14 @@ round_result run_round(const round_config& config);
 std::map<std::string, fault_stats> fault_figures(const std::vector<op>& ops);
 
 /// Totals over many histories, for the summary line
-/// "fault suite: H histories, A acquisitions checked, F faults injected, V violations".
+/// "fault suite: H histories, A acquisitions checked, F faults injected, V violations (S safety, L liveness)":
+/// A counts acquisitions with a validity window (judged by the exclusion
+/// checker), F only faults seen to act.
 struct tally {
-  std::size_t histories = 0, acquisitions = 0, faults = 0, violations = 0;
+  std::size_t histories = 0, acquisitions = 0, faults = 0, violations = 0, safety = 0, liveness = 0;
+  std::size_t faults_injected = 0;
+  std::size_t leases = 0, renewals = 0, renewals_failed = 0, renewals_under_faults = 0, extends = 0,
+              extends_failed = 0, extends_under_faults = 0, lost_signals = 0, probes_judged = 0;
   std::size_t attempts = 0, writes_accepted = 0, writes_rejected = 0, recovery_periods = 0;
   std::map<std::string, fault_stats> by_type;
   std::map<std::string, std::size_t> by_checker;

@@ -6,9 +6,11 @@
 
 #include "drift_clock.hpp"
 #include "history.hpp"
+#include "lease_probe.hpp"
 
 #include <redlock/redlock.hpp>
 
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -51,6 +53,7 @@ class scripted {
         x.valid_until_client = l->valid_until();
         x.clock = injected ? id : -1;
         x.fence = l->fence();
+        x.renewed = o.renew;
       });
       history_.complete(aid, at, outcome::ok);
       out.lock = std::move(l);
@@ -58,6 +61,60 @@ class scripted {
       history_.complete(aid, steady::now(), outcome::fail, e.what());
     }
     return out;
+  }
+
+  /// The holder looks at its lock now: what it believes is recorded (see
+  /// op::beliefs), so the window checked is the belief, not the first deadline.
+  void look(held& h) {
+    if (!h.lock) return;
+    auto v = h.lock->valid_until();
+    auto at = steady::now();
+    history_.update(h.op, [&](op& o) {
+      if (o.beliefs.empty()) o.beliefs.emplace_back(*o.completion, *o.valid_until_client);
+      o.beliefs.emplace_back(at, v);
+    });
+  }
+
+  /// An explicit extend of what `h` holds, then a look.
+  bool extend(redlock::client& c, int id, held& h, std::chrono::milliseconds ttl) {
+    op e;
+    e.client = id;
+    e.resource = h.lock->name();
+    e.kind = op_kind::extend;
+    e.acquire_op = h.op;
+    e.detail = "ttl " + std::to_string(ttl.count());
+    e.invoke = steady::now();
+    auto eid = history_.invoke(e);
+    bool ok = true;
+    try {
+      c.extend(*h.lock, ttl);
+      history_.complete(eid, steady::now(), outcome::ok);
+    } catch (const redlock::error& x) {
+      history_.complete(eid, steady::now(), outcome::fail, x.what());
+      ok = false;
+    }
+    look(h);
+    return ok;
+  }
+
+  /// Reads the masters for what `h` holds, against what its holder believes now.
+  void probe(lease_probe& p, int id, held& h, std::size_t quorum) {
+    op x;
+    x.client = id;
+    x.resource = h.lock->name();
+    x.kind = op_kind::probe;
+    x.acquire_op = h.op;
+    x.valid_until_client = h.lock->valid_until();
+    x.clock = clocks_.count(id) ? id : -1;
+    x.quorum = quorum;
+    x.invoke = steady::now();
+    auto pid = history_.invoke(x);
+    std::promise<std::vector<master_view>> read;
+    p.submit(h.lock->key(), h.lock->token(), h.lock->kind() != lock_kind::mutex,
+             [&read](std::vector<master_view> v) { read.set_value(std::move(v)); });
+    auto masters = read.get_future().get();
+    history_.update(pid, [&](op& o) { o.masters = std::move(masters); });
+    history_.complete(pid, steady::now(), outcome::ok);
   }
 
   /// Releases what `h` holds (if anything); a lock already lost is a failed op.

@@ -295,3 +295,109 @@ BOOST_AUTO_TEST_CASE(check_all_counts_and_classifies) {
   BOOST_TEST(r.violations.size() == 1u, text(r.violations));
   BOOST_TEST(r.by_checker["fence-order"] == 1u);
 }
+
+// ---- leases -------------------------------------------------------------------
+
+namespace {
+
+// A lease acquired at 10 (valid until 100) whose holder looked at `looks`
+// (time, deadline it saw).
+std::size_t lease(builder& b, int client, bool renewed, std::vector<std::pair<double, double>> looks) {
+  auto id = b.acquire(client, "L", 0, 10, 100);
+  b.ops[id].renewed = renewed;
+  for (auto [at, deadline] : looks) b.ops[id].beliefs.emplace_back(b.at(at), b.at(deadline));
+  b.ops[id].valid_until = belief_end(b.ops[id].beliefs);
+  return id;
+}
+
+// A probe of acquisition `a` done at `done`, the holder believing `believed`;
+// each master: its expiry, or -1 not ours, -2 unreadable.
+void probe(builder& b, std::size_t a, double done, double believed, std::vector<double> masters) {
+  op p;
+  p.client = b.ops[a].client;
+  p.resource = b.ops[a].resource;
+  p.kind = op_kind::probe;
+  p.acquire_op = a;
+  p.invoke = b.at(done - 1);
+  p.completion = b.at(done);
+  p.result = outcome::ok;
+  p.valid_until = b.at(believed);
+  p.quorum = masters.size() / 2 + 1;
+  for (double m : masters) {
+    master_view v;
+    v.is = m == -1 ? master_view::state::not_ours : m == -2 ? master_view::state::unreadable : master_view::state::ours;
+    if (m >= 0) v.expires = b.at(m);
+    p.masters.push_back(v);
+  }
+  b.push(p);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(belief_end_follows_renewals_and_stops_at_a_gap) {
+  builder b;
+  // Renewed before each deadline: the belief reaches the last deadline.
+  BOOST_TEST((belief_end({{b.at(10), b.at(100)}, {b.at(90), b.at(190)}, {b.at(180), b.at(280)}}) == b.at(280)));
+  // The deadline passed (100) before the holder saw the next one (at 150).
+  BOOST_TEST((belief_end({{b.at(10), b.at(100)}, {b.at(150), b.at(300)}}) == b.at(100)));
+  // A shorter deadline seen at 50: the belief ends there, at the look (the
+  // holder believed 100 until it looked), not before it.
+  BOOST_TEST((belief_end({{b.at(10), b.at(100)}, {b.at(50), b.at(40)}}) == b.at(50)));
+}
+
+BOOST_AUTO_TEST_CASE(lease_expiry_finds_masters_that_no_longer_back_the_window) {
+  builder bad;
+  auto a = lease(bad, 0, false, {{10, 100}, {20, 500}});
+  probe(bad, a, 30, 500, {120, 130, -2});  // two masters expire at 120 and 130, far before 500
+  auto v = check_lease_expiry(bad.ops);
+  BOOST_TEST(v.size() == 1u);
+  BOOST_TEST((!v.empty() && v[0].checker == "lease-expiry"));
+
+  builder good;
+  a = lease(good, 0, false, {{10, 100}, {20, 500}});
+  probe(good, a, 30, 500, {501, -1, 600});       // a quorum backs 500
+  probe(good, a, 40, 500, {120, -2, 600});       // one unreadable master may back it
+  probe(good, a, 600, 500, {-1, -1, -1});        // done after the deadline: not judged
+  BOOST_TEST(check_lease_expiry(good.ops).empty());
+}
+
+BOOST_AUTO_TEST_CASE(lost_signal_must_come_when_a_renewed_window_runs_out) {
+  auto lost = [](builder& b, std::size_t a, double at) {
+    op x;
+    x.client = b.ops[a].client;
+    x.resource = "L";
+    x.kind = op_kind::lost;
+    x.acquire_op = a;
+    x.invoke = b.at(at);
+    x.completion = b.at(at);
+    x.result = outcome::ok;
+    b.push(x);
+  };
+  builder silent, late, in_time, not_renewed;
+  lease(silent, 0, true, {{10, 100}, {105, 100}});  // saw it run out; no signal at all
+  auto a = lease(late, 0, true, {{10, 100}, {105, 100}});
+  lost(late, a, 400);  // 300 ms after the deadline
+  a = lease(in_time, 0, true, {{10, 100}, {105, 100}});
+  lost(in_time, a, 120);
+  lease(not_renewed, 0, false, {{10, 100}, {105, 100}});  // an extended lease owes no signal
+  BOOST_TEST(check_lost_signal(silent.ops, 250ms).size() == 1u);
+  BOOST_TEST(check_lost_signal(late.ops, 250ms).size() == 1u);
+  BOOST_TEST(check_lost_signal(in_time.ops, 250ms).empty());
+  BOOST_TEST(check_lost_signal(not_renewed.ops, 250ms).empty());
+}
+
+BOOST_AUTO_TEST_CASE(release_after_takeover_is_found) {
+  builder bad;
+  auto a = bad.acquire(0, "R", 0, 10, 100);
+  bad.acquire(1, "R", 110, 120, 300);  // c0's window ended at 100; c1 holds from 120
+  auto r = bad.release(a, 150, 155);   // c0's late release "succeeded" over c1's hold
+  BOOST_TEST(check_release_after_takeover(bad.ops).size() == 1u);
+  bad.ops[r].result = outcome::fail;   // the same release refused: fine
+  BOOST_TEST(check_release_after_takeover(bad.ops).empty());
+
+  builder good;
+  a = good.acquire(0, "R", 0, 10, 100);
+  good.release(a, 50, 55);
+  good.acquire(1, "R", 56, 60, 300);
+  BOOST_TEST(check_release_after_takeover(good.ops).empty());
+}

@@ -11,7 +11,12 @@
 #include "nemesis.hpp"
 #include "scripted.hpp"
 
+#include <algorithm>
+#include <filesystem>
+#include <functional>
 #include <iostream>
+#include <map>
+#include <memory>
 #include <thread>
 
 using namespace std::chrono_literals;
@@ -86,6 +91,20 @@ struct contest {
   bool second_acquired = false;
   double second_after_ms = 0;
 };
+
+// Client 1 (`b`) tries for `name` while client 0 (`a`) holds `held`; both
+// "work" 100 ms, then release. Returns the history.
+std::vector<op> second_client_tries(scripted& s, redlock::client& a, scripted::held& held, redlock::client& b,
+                                    const std::string& name, const redlock::acquire_options& o, contest& out) {
+  auto t0 = steady::now();
+  auto second = s.acquire(b, 1, name, o);
+  out.second_acquired = static_cast<bool>(second);
+  out.second_after_ms = ms_since(t0, steady::now());
+  std::this_thread::sleep_for(100ms);
+  s.release(b, 1, second);
+  s.release(a, 0, held);
+  return s.ops();
+}
 
 }  // namespace
 
@@ -180,15 +199,8 @@ std::vector<op> clock_scenario(cluster& c, const std::function<void()>& fault, c
   redlock::client a(client_opts(c)), b(client_opts(c));
   auto held = s.acquire(a, 0, "clock", acq(1000ms, 500ms));  // retries: a loaded machine may miss one attempt
   BOOST_REQUIRE(held);
-  auto t0 = steady::now();
   fault();
-  auto second = s.acquire(b, 1, "clock", acq(1000ms, 1500ms));
-  out.second_acquired = static_cast<bool>(second);
-  out.second_after_ms = ms_since(t0, steady::now());
-  std::this_thread::sleep_for(100ms);
-  s.release(b, 1, second);
-  s.release(a, 0, held);
-  return s.ops();
+  return second_client_tries(s, a, held, b, "clock", acq(1000ms, 1500ms), out);
 }
 
 }  // namespace
@@ -258,14 +270,7 @@ std::vector<op> client_clock_scenario(double rate, contest& out) {
   clk->set_rate(rate);
   auto held = s.acquire(a, 0, "client-clock", acq(1000ms, 500ms));  // retries: a loaded machine may miss one attempt
   BOOST_REQUIRE(held);
-  auto t0 = steady::now();
-  auto second = s.acquire(b, 1, "client-clock", acq(1000ms, 1500ms));
-  out.second_acquired = static_cast<bool>(second);
-  out.second_after_ms = ms_since(t0, steady::now());
-  std::this_thread::sleep_for(100ms);
-  s.release(b, 1, second);
-  s.release(a, 0, held);
-  return s.ops();
+  return second_client_tries(s, a, held, b, "client-clock", acq(1000ms, 1500ms), out);
 }
 
 }  // namespace
@@ -300,4 +305,234 @@ BOOST_AUTO_TEST_CASE(nemesis_with_unsafe_faults_finds_violations) {
   ++totals.unsafe;
   if (r.report.by_checker["exclusion"] > 0) ++totals.detected;
   BOOST_TEST(r.report.by_checker["exclusion"] > 0u, "no overlapping holders found under unsafe faults");
+}
+
+// ---- lost unfsynced writes ---------------------------------------------------------
+// kill -9 keeps the page cache: a killed redis-server loses nothing the kernel
+// holds, so `appendfsync always` and `everysec` would look the same. A machine
+// that loses power loses what was not fsynced; with everysec that is up to
+// the last second of writes. Simulated here: the AOF is cut back, after the
+// kill, to its size just before the holder's acquisition (less than a second
+// before the kill, so within what everysec may lose); with `always` every
+// write was fsynced before its reply, so nothing is cut.
+namespace {
+
+// Sizes of the AOF files of a master (Redis 7: appendonlydir/*.aof).
+std::map<std::filesystem::path, std::uintmax_t> aof_sizes(redlock::testing::redis_process& m) {
+  std::map<std::filesystem::path, std::uintmax_t> out;
+  for (auto& f : std::filesystem::directory_iterator(m.dir() / "appendonlydir"))
+    if (f.path().extension() == ".aof") out[f.path()] = f.file_size();
+  return out;
+}
+
+// Cuts each AOF file back to `sizes` (files that did not exist then: emptied).
+void lose_unsynced_tail(redlock::testing::redis_process& m,
+                        const std::map<std::filesystem::path, std::uintmax_t>& sizes) {
+  for (auto& [path, size] : aof_sizes(m)) {
+    auto it = sizes.find(path);
+    std::filesystem::resize_file(path, it == sizes.end() ? 0 : std::min(size, it->second));
+  }
+}
+
+// A holds a 3 s lock on 3 masters; masters 0 and 1 (a majority) are killed
+// and lose the unfsynced tail of their AOF; they come back at once or after
+// the TTL; B tries for 1 s. Returns the history.
+std::vector<op> power_loss(const std::string& fsync, bool delayed_restart, contest& out) {
+  redlock::testing::redis_options ro;
+  ro.aof = true;
+  ro.extra_args = {"--appendfsync", fsync};
+  std::vector<std::unique_ptr<redlock::testing::redis_process>> m;
+  redlock::client_options co;
+  co.node_timeout = 50ms;
+  for (int i = 0; i < 3; ++i) {
+    m.push_back(std::make_unique<redlock::testing::redis_process>(ro));
+    co.nodes.push_back(m.back()->uri());
+  }
+  history h;
+  scripted s(h);
+  redlock::client a(co), b(co);
+  std::vector<std::map<std::filesystem::path, std::uintmax_t>> synced;
+  for (int i = 0; i < 2; ++i) synced.push_back(fsync == "always" ? std::map<std::filesystem::path, std::uintmax_t>{}
+                                                                 : aof_sizes(*m[i]));
+  auto held = s.acquire(a, 0, "power", acq(3000ms));
+  BOOST_REQUIRE(held);
+  for (int i = 0; i < 2; ++i) {
+    m[i]->kill9();
+    if (fsync != "always") lose_unsynced_tail(*m[i], synced[i]);
+  }
+  if (delayed_restart) std::this_thread::sleep_for(3000ms + 300ms);  // past every window that counted on them
+  for (int i = 0; i < 2; ++i) m[i]->restart(false);
+  return second_client_tries(s, a, held, b, "power", acq(3000ms, 1000ms), out);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(unsafe_everysec_loses_the_lock_on_power_loss_with_immediate_restart) {
+  contest r;
+  auto ops = power_loss("everysec", false, r);
+  BOOST_TEST(r.second_acquired, "the second client did not get in: the lost tail did not matter");
+  expect_violation("appendfsync everysec, power loss, immediate restart: exclusion", check_exclusion(ops));
+}
+
+BOOST_AUTO_TEST_CASE(safe_always_keeps_the_lock_on_power_loss) {
+  contest r;
+  auto ops = power_loss("always", false, r);
+  BOOST_TEST(!r.second_acquired, "the second client got in although every write was fsynced");
+  expect_clean("appendfsync always, power loss, immediate restart: exclusion", check_exclusion(ops));
+}
+
+BOOST_AUTO_TEST_CASE(safe_everysec_with_a_delayed_restart) {
+  contest r;
+  auto ops = power_loss("everysec", true, r);
+  BOOST_TEST(r.second_acquired);
+  expect_clean("appendfsync everysec, power loss, restart after the TTL: exclusion", check_exclusion(ops));
+}
+
+// ---- at the edge of the drift allowance ------------------------------------------------
+// drift_factor 0.01 covers a master clock up to 1/(1 - 0.01) = 1.0101x fast
+// and a client clock down to 0.99x. A 10 s lock (allowance 102 ms) whose
+// holder works up to its deadline; a second client polls every 2 ms. Just
+// inside the allowance the masters' keys outlive the holder's window; just
+// outside, they expire ~100-200 ms before it ends and the second client
+// gets in while the first still works.
+namespace {
+
+// `fault` applied right after A's acquisition; returns the history.
+std::vector<op> drift_edge(cluster& c, std::shared_ptr<drift_clock> a_clock, const std::function<void()>& fault,
+                           contest& out) {
+  history h;
+  scripted s(h);
+  if (a_clock) s.clock(0, a_clock);
+  redlock::client a(client_opts(c, a_clock)), b(client_opts(c));
+  auto held = s.acquire(a, 0, "edge", acq(10000ms, 500ms));
+  BOOST_REQUIRE(held);
+  fault();
+  // B polls until A's window is over (+0.5 s), every 2 ms.
+  auto until = held.lock->valid_until();
+  redlock::acquire_options poll = acq(10000ms, 0ms);
+  poll.max_attempts = 1;
+  scripted::held second;
+  auto t0 = steady::now();
+  while (!second && (a_clock ? a_clock->now() : steady::now()) < until + 500ms) {
+    std::this_thread::sleep_for(2ms);
+    second = s.acquire(b, 1, "edge", poll);
+  }
+  out.second_acquired = static_cast<bool>(second);
+  out.second_after_ms = ms_since(t0, steady::now());
+  s.look(held);  // A worked up to here, still believing it holds (or not)
+  std::this_thread::sleep_for(50ms);
+  s.release(b, 1, second);
+  s.release(a, 0, held);
+  return s.ops();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(master_clocks_just_inside_the_drift_allowance) {
+  cluster c(plain(3, false, true));
+  contest r;
+  // 0.8% fast: the keys live 9921 ms, the window 9898 ms minus the round.
+  auto ops = drift_edge(c, nullptr, [&] { for (std::size_t i = 0; i < 3; ++i) c.clock(i)->set_rate(1.008); }, r);
+  expect_clean("every master clock 0.8% fast (allowance 1%): exclusion", check_exclusion(ops));
+}
+
+BOOST_AUTO_TEST_CASE(unsafe_master_clocks_just_outside_the_drift_allowance) {
+  cluster c(plain(3, false, true));
+  contest r;
+  auto ops = drift_edge(c, nullptr, [&] { for (std::size_t i = 0; i < 3; ++i) c.clock(i)->set_rate(1.03); }, r);
+  expect_violation("every master clock 3% fast (allowance 1%): exclusion", check_exclusion(ops));
+}
+
+BOOST_AUTO_TEST_CASE(client_clock_just_inside_the_drift_allowance) {
+  cluster c(plain(3));
+  contest r;
+  auto clk = std::make_shared<drift_clock>();
+  auto ops = drift_edge(c, clk, [&] { clk->set_rate(0.992); }, r);
+  expect_clean("holder's clock 0.8% slow (allowance 1%): exclusion", check_exclusion(ops));
+}
+
+BOOST_AUTO_TEST_CASE(unsafe_client_clock_just_outside_the_drift_allowance) {
+  cluster c(plain(3));
+  contest r;
+  auto clk = std::make_shared<drift_clock>();
+  auto ops = drift_edge(c, clk, [&] { clk->set_rate(0.97); }, r);
+  expect_violation("holder's clock 3% slow (allowance 1%): exclusion", check_exclusion(ops));
+}
+
+// ---- the scenario of docs/safety.md, literally, with per-client partitions ------------
+// N = 5. Client A reaches masters 1-3 only (its links to 4 and 5 are cut),
+// client B reaches 3-5 only (its links to 1 and 2 are cut): a fault proxy per
+// client x master. A holds exactly {1, 2, 3}; master 3 restarts; B tries.
+// Without persistence and with an immediate restart, master 3 forgot A's key
+// and B reaches {3, 4, 5}: two holders, which the checker must find. With
+// AOF (fsync always), or with the restart delayed past the TTL, B never
+// overlaps A.
+namespace {
+
+enum class restart_of_master_3 { immediate_empty, aof_always, delayed_empty };
+
+std::vector<op> five_masters_two_views(restart_of_master_3 how, contest& out) {
+  redlock::testing::redis_options ro;
+  ro.aof = how == restart_of_master_3::aof_always;
+  std::vector<std::unique_ptr<redlock::testing::redis_process>> m;
+  for (int i = 0; i < 5; ++i) m.push_back(std::make_unique<redlock::testing::redis_process>(ro));
+  // A's view: 1-3 direct, 4-5 behind proxies that hold every byte; B's: the reverse.
+  std::vector<std::unique_ptr<fault_proxy>> cut;
+  auto view = [&](std::initializer_list<int> reachable) {
+    redlock::client_options o;
+    o.node_timeout = 50ms;
+    for (int i = 0; i < 5; ++i) {
+      if (std::find(reachable.begin(), reachable.end(), i) != reachable.end()) {
+        o.nodes.push_back(m[i]->uri());
+      } else {
+        cut.push_back(std::make_unique<fault_proxy>(m[i]->port(), 7));
+        cut.back()->set_blackhole(direction::both);
+        o.nodes.push_back(cut.back()->uri());
+      }
+    }
+    return o;
+  };
+  history h;
+  scripted s(h);
+  redlock::client a(view({0, 1, 2})), b(view({2, 3, 4}));
+  auto held = s.acquire(a, 0, "five", acq(3000ms));
+  BOOST_REQUIRE(held);
+  std::string holds;
+  for (int i = 0; i < 5; ++i) holds += m[i]->command({"EXISTS", "five"});
+  BOOST_TEST(holds == "11100", "A should hold exactly masters 1-3, holds " << holds);
+  switch (how) {
+    case restart_of_master_3::immediate_empty: m[2]->restart(true); break;
+    case restart_of_master_3::aof_always:
+      m[2]->kill9();
+      m[2]->restart(false);
+      break;
+    case restart_of_master_3::delayed_empty:
+      m[2]->kill9();
+      std::this_thread::sleep_for(3000ms + 300ms);
+      m[2]->restart(true);
+      break;
+  }
+  return second_client_tries(s, a, held, b, "five", acq(3000ms, 1000ms), out);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(unsafe_n5_holder_of_1_2_3_and_master_3_restarts_empty_at_once) {
+  contest r;
+  auto ops = five_masters_two_views(restart_of_master_3::immediate_empty, r);
+  BOOST_TEST(r.second_acquired, "B did not reach {3, 4, 5}");
+  expect_violation("N=5, A on {1,2,3}, master 3 back empty at once, B on {3,4,5}: exclusion", check_exclusion(ops));
+}
+
+BOOST_AUTO_TEST_CASE(safe_n5_holder_of_1_2_3_and_master_3_restarts_from_its_aof) {
+  contest r;
+  auto ops = five_masters_two_views(restart_of_master_3::aof_always, r);
+  BOOST_TEST(!r.second_acquired, "B got in while A held the lock");
+  expect_clean("N=5, A on {1,2,3}, master 3 back from AOF(always): exclusion", check_exclusion(ops));
+}
+
+BOOST_AUTO_TEST_CASE(safe_n5_holder_of_1_2_3_and_master_3_restarts_empty_after_the_ttl) {
+  contest r;
+  auto ops = five_masters_two_views(restart_of_master_3::delayed_empty, r);
+  expect_clean("N=5, A on {1,2,3}, master 3 back empty after the TTL: exclusion", check_exclusion(ops));
 }

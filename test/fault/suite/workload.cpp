@@ -64,6 +64,20 @@ asio::awaitable<guarded_result<Args...>> guarded(Init init, milliseconds limit) 
   co_return st->result;
 }
 
+// Records how a guarded operation ended: ok; `refusal` (a definite "no") as
+// fail; any other error, or the guard expiring, as unknown.
+void complete_guarded(history& h, std::size_t id, const guarded_result<error_code>& g, errc refusal,
+                      const char* refusal_text, const char* what) {
+  if (!g.value)
+    h.complete(id, g.at, outcome::unknown, std::string("guard expired: ") + what + " never completed");
+  else if (auto ec = std::get<0>(*g.value); !ec)
+    h.complete(id, g.at, outcome::ok);
+  else if (ec == refusal)
+    h.complete(id, g.at, outcome::fail, refusal_text);
+  else
+    h.complete(id, g.at, outcome::unknown, ec.message());
+}
+
 asio::awaitable<void> sleep_for(steady::duration d) {
   asio::steady_timer t(co_await asio::this_coro::executor);
   t.expires_after(d);
@@ -73,6 +87,29 @@ asio::awaitable<void> sleep_for(steady::duration d) {
 milliseconds uniform_ms(std::mt19937_64& rng, milliseconds lo, milliseconds hi) {
   if (hi <= lo) return lo;
   return milliseconds(std::uniform_int_distribution<long long>(lo.count(), hi.count())(rng));
+}
+
+// Records every watchdog renewal of one client in the history.
+class renewal_recorder final : public redlock::observer {
+ public:
+  renewal_recorder(history& h, int client) : history_(h), client_(client) {}
+  void on_renewal(std::string_view name, const error_code& ec) override {
+    op o;
+    o.client = client_;
+    o.resource = std::string(name);
+    o.kind = op_kind::renewal;
+    o.invoke = steady::now();
+    auto id = history_.invoke(o);
+    history_.complete(id, o.invoke, ec ? outcome::fail : outcome::ok, ec ? ec.message() : std::string());
+  }
+
+ private:
+  history& history_;
+  int client_;
+};
+
+milliseconds scaled(milliseconds d, double f) {
+  return milliseconds(static_cast<long long>(static_cast<double>(d.count()) * f));
 }
 
 constexpr milliseconds slack{1000};         // scheduling slack on a loaded 2-core machine
@@ -100,12 +137,13 @@ workload::workload(workload_options o, std::vector<std::string> uris, std::strin
   for (std::size_t c = 0; c < options_.clients; ++c) {
     clocks_.push_back(std::make_shared<drift_clock>());
     holder_paused_.push_back(std::make_unique<std::atomic<bool>>(false));
+    paused_writes_.push_back(std::make_unique<std::atomic<std::size_t>>(0));
     auto slot = std::make_unique<client_slot>();
     bool in_ns = c < options_.netns_clients;
     slot->group = in_ns ? 1 : 0;
     auto ex = groups_[slot->group]->io.get_executor();
     client_options co;
-    co.nodes = in_ns ? options_.netns_uris : uris_;
+    co.nodes = in_ns ? options_.netns_uris : c < options_.client_uris.size() ? options_.client_uris[c] : uris_;
     co.node_timeout = options_.node_timeout;
     co.connect_timeout = std::max(options_.node_timeout * 4, milliseconds(200));
     co.drift_factor = options_.drift_factor;
@@ -114,6 +152,7 @@ workload::workload(workload_options o, std::vector<std::string> uris, std::strin
     co.reconnect_max = options_.reconnect_max;
     co.stall_timeout = options_.stall_timeout;
     if (options_.injected_clocks) co.clock = clocks_.back();
+    if (options_.lease_resources > 0) co.observer = std::make_shared<renewal_recorder>(history_, static_cast<int>(c));
     slot->client = std::make_unique<async_client>(ex, co);
     slot->store = std::make_unique<fenced_store>(ex, in_ns ? options_.netns_storage_uri : storage_uri_,
                                                  options_.store_timeout);
@@ -191,6 +230,14 @@ void workload::run_worker(std::size_t c, std::size_t r) {
       ao.kind = options_.kind;
       if (ao.kind != lock_kind::mutex) ao.owner = "worker-" + std::to_string(r);
       ao.queue_timeout = options_.queue_timeout;
+      // A lease cycle (see workload_options::lease_p): renewed or extended.
+      bool lease = r + options_.lease_resources >= resources_.size();
+      auto lost_at = std::make_shared<std::atomic<long long>>(0);
+      if (lease) {
+        ao.ttl = uniform_ms(rng, options_.lease_ttl_min, options_.lease_ttl_max);
+        ao.renew = std::bernoulli_distribution(0.5)(rng);
+        ao.on_lost = [lost_at](lost_reason) { lost_at->store(steady::now().time_since_epoch().count()); };
+      }
       op a;
       a.client = static_cast<int>(c);
       a.resource = res;
@@ -219,6 +266,11 @@ void workload::run_worker(std::size_t c, std::size_t r) {
         // U unknown, . pending. A two-holder report then names the masters both counted.
         o.detail += " masters ";
         for (auto& n : l.nodes()) o.detail += "LRFU."[static_cast<int>(n.state)];
+        if (lease) {
+          o.renewed = ao.renew;
+          o.detail += ao.renew ? " lease renewed" : " lease extended";
+          o.beliefs.emplace_back(ga.at, l.valid_until());
+        }
       });
       history_.complete(aid, ga.at, outcome::ok);
       ++acquired_;
@@ -238,23 +290,21 @@ void workload::run_worker(std::size_t c, std::size_t r) {
         w.kind = op_kind::write;
         w.token = *l.fence();
         w.acquire_op = aid;
-        if (paused) w.detail = "paused holder";
+        if (paused) {
+          w.detail = "paused holder";
+          ++*paused_writes_[c];
+        }
         w.invoke = steady::now();
         auto wid = history_.invoke(w);
         auto value = "c" + std::to_string(c) + "-t" + std::to_string(*l.fence());
         auto gw = co_await guarded<error_code>(
             [&](auto h) { slot.store->async_write(res, *l.fence(), data_key, value, std::move(h)); },
             b.write + guard_margin);
-        if (!gw.value)
-          history_.complete(wid, gw.at, outcome::unknown, "guard expired: write never completed");
-        else if (auto wec = std::get<0>(*gw.value); !wec)
-          history_.complete(wid, gw.at, outcome::ok);
-        else if (wec == errc::stale_token)
-          history_.complete(wid, gw.at, outcome::fail, "stale");
-        else
-          history_.complete(wid, gw.at, outcome::unknown, wec.message());
+        complete_guarded(history_, wid, gw, errc::stale_token, "stale", "write");
       }
-      if (!paused) {
+      if (lease && !paused) {
+        co_await hold_lease(slot, c, l, aid, ao.renew, lost_at, rng);
+      } else if (!paused) {
         // Mostly short critical sections (throughput), sometimes long ones, so
         // that a second holder, if the lock ever allows one, meets the first.
         auto hold = uniform_ms(rng, milliseconds(0), options_.hold_max);
@@ -277,14 +327,7 @@ void workload::run_worker(std::size_t c, std::size_t r) {
       auto rid = history_.invoke(rel);
       auto gr = co_await guarded<error_code>([&](auto h) { slot.client->async_release(l, std::move(h)); },
                                              b.release + guard_margin);
-      if (!gr.value)
-        history_.complete(rid, gr.at, outcome::unknown, "guard expired: release never completed");
-      else if (auto rec = std::get<0>(*gr.value); !rec)
-        history_.complete(rid, gr.at, outcome::ok);
-      else if (rec == errc::not_held)
-        history_.complete(rid, gr.at, outcome::fail, "not held");
-      else
-        history_.complete(rid, gr.at, outcome::unknown, rec.message());
+      complete_guarded(history_, rid, gr, errc::not_held, "not held", "release");
       // Think time: gives the other contenders a chance at this resource.
       co_await sleep_for(uniform_ms(rng, milliseconds(0), milliseconds(8)));
     }
@@ -300,6 +343,145 @@ void workload::run_worker(std::size_t c, std::size_t r) {
     --running_;
   });
 }
+
+// Reads the masters for lease `l` (lease_probe) and records what they hold
+// against the deadline the holder believes in now; waits for the answer.
+asio::awaitable<void> workload::probe_masters(std::size_t c, const lock& l, std::size_t aid) {
+  if (!probe_) co_return;
+  op p;
+  p.client = static_cast<int>(c);
+  p.resource = l.name();
+  p.kind = op_kind::probe;
+  p.acquire_op = aid;
+  p.valid_until_client = l.valid_until();
+  p.clock = options_.injected_clocks ? static_cast<int>(c) : -1;
+  p.quorum = uris_.size() / 2 + 1;
+  p.invoke = steady::now();
+  auto pid = history_.invoke(p);
+  auto ex = co_await asio::this_coro::executor;
+  auto got = co_await guarded<std::vector<master_view>>(
+      [&](auto h) {
+        probe_->submit(l.key(), l.token(), l.kind() != lock_kind::mutex, [ex, h](std::vector<master_view> v) mutable {
+          asio::post(ex, [h, v]() mutable { h(std::move(v)); });
+        });
+      },
+      milliseconds(3000));
+  if (!got.value) {
+    history_.complete(pid, got.at, outcome::unknown, "probe never answered");
+    co_return;
+  }
+  history_.update(pid, [&](op& o) { o.masters = std::get<0>(std::move(*got.value)); });
+  history_.complete(pid, got.at, outcome::ok);
+}
+
+// g++ 12 reports -Wmismatched-new-delete at the end of this coroutine: a
+// false positive (Asio's awaitable frames are allocated and freed by the same
+// recycling allocator, thread_info_base); the lambda coroutines above, whose
+// frames are the same kind, do not trigger it.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+// A lease: hold past the TTL with renewal, or extend explicitly to shorter
+// and longer TTLs; look at the lock every lease_look (each changed deadline
+// is a "belief" in the history), read the masters after each extend that
+// succeeded and before the release (renewed: also every half TTL), and end
+// when the plan is done or the lock says it is over. The release follows in
+// run_worker.
+asio::awaitable<void> workload::hold_lease(client_slot& slot, std::size_t c, lock l, std::size_t aid, bool renewed,
+                                           std::shared_ptr<std::atomic<long long>> lost_at, std::mt19937_64& rng) {
+  const auto ttl = l.ttl();
+  // Records a look when the deadline changed (with the look before it, so
+  // the history shows when the holder last saw the old one) or when asked.
+  std::optional<std::pair<time_point, time_point>> unrecorded;
+  auto look = [&](bool always) {
+    auto v = l.valid_until();
+    auto at = steady::now();
+    history_.update(aid, [&](op& o) {
+      if (always || o.beliefs.empty() || o.beliefs.back().second != v) {
+        if (unrecorded && !o.beliefs.empty() && o.beliefs.back() != *unrecorded) o.beliefs.push_back(*unrecorded);
+        o.beliefs.emplace_back(at, v);
+        unrecorded.reset();
+      } else {
+        unrecorded.emplace(at, v);
+      }
+    });
+  };
+  auto b = bounds();
+  int extends_left = renewed ? 0 : std::uniform_int_distribution<int>(2, 5)(rng);
+  auto now = steady::now();
+  auto plan_end = renewed ? now + scaled(ttl, std::uniform_real_distribution<double>(options_.lease_hold_min,
+                                                                                     options_.lease_hold_max)(rng))
+                          : time_point::max();
+  auto remaining_share = [&](double lo, double hi) {
+    auto left = std::max(l.remaining_validity(), milliseconds(0));
+    return scaled(left, std::uniform_real_distribution<double>(lo, hi)(rng));
+  };
+  auto next_extend = now + remaining_share(0.2, 0.6);
+  auto next_probe = now + ttl / 2;
+  bool ran_out = false;
+  std::optional<time_point> lost_seen;  // the look that found lost() set (on_lost is posted later)
+  for (;;) {
+    if (!slot.client) co_return;  // stopped the hard way (see stop())
+    bool lost = l.lost(), over = l.remaining_validity() <= milliseconds(0);
+    look(lost || over);
+    if (lost) lost_seen = steady::now();
+    if (lost || over) {
+      ran_out = over && !lost;
+      break;
+    }
+    now = steady::now();
+    if (extends_left > 0 && now >= next_extend) {
+      auto to = std::max(milliseconds(20), scaled(ttl, std::uniform_real_distribution<double>(0.25, 2.0)(rng)));
+      op e;
+      e.client = static_cast<int>(c);
+      e.resource = l.name();
+      e.kind = op_kind::extend;
+      e.acquire_op = aid;
+      e.detail = "ttl " + std::to_string(to.count());
+      e.invoke = steady::now();
+      auto eid = history_.invoke(e);
+      auto ge = co_await guarded<error_code>([&](auto h) { slot.client->async_extend(l, to, std::move(h)); },
+                                             b.release + guard_margin);
+      look(true);
+      complete_guarded(history_, eid, ge, errc::not_held, "not held", "extend");
+      if (ge.value && !std::get<0>(*ge.value) && l.remaining_validity() > milliseconds(0)) co_await probe_masters(c, l, aid);
+      next_extend = steady::now() + remaining_share(0.2, 0.6);
+      if (--extends_left == 0) plan_end = steady::now() + remaining_share(0.0, 0.8);
+      continue;
+    }
+    if (now >= plan_end) break;
+    if (renewed && now >= next_probe) {
+      co_await probe_masters(c, l, aid);
+      next_probe = steady::now() + ttl / 2;
+    }
+    co_await sleep_for(options_.lease_look);
+  }
+  // A renewed lock that ran out must say so: wait (bounded) for the signal.
+  auto wait_until = steady::now() + options_.lost_slack;
+  while (renewed && ran_out && lost_at->load() == 0 && !l.lost() && steady::now() < wait_until)
+    co_await sleep_for(milliseconds(5));
+  if (!lost_seen && l.lost()) lost_seen = steady::now();
+  // The signal came by the earlier of: on_lost ran, the holder saw lost().
+  std::optional<time_point> signalled;
+  if (auto at = lost_at->load()) signalled = time_point(steady::duration(at));
+  if (lost_seen && (!signalled || *lost_seen < *signalled)) signalled = lost_seen;
+  if (signalled) {
+    op x;
+    x.client = static_cast<int>(c);
+    x.resource = l.name();
+    x.kind = op_kind::lost;
+    x.acquire_op = aid;
+    x.invoke = *signalled;
+    x.detail = l.why_lost() == lost_reason::expired        ? "expired"
+               : l.why_lost() == lost_reason::taken_over   ? "taken over"
+               : l.why_lost() == lost_reason::quorum_lost  ? "quorum lost"
+                                                           : "?";
+    auto xid = history_.invoke(x);
+    history_.complete(xid, x.invoke, outcome::ok);
+  }
+  if (!l.lost() && l.remaining_validity() > milliseconds(0)) co_await probe_masters(c, l, aid);
+}
+
+#pragma GCC diagnostic pop
 
 time_point workload::stop() {
   auto at = steady::now();

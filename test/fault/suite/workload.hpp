@@ -12,13 +12,18 @@
 #include "checkers.hpp"
 #include "drift_clock.hpp"
 #include "history.hpp"
+#include "lease_probe.hpp"
 
+#include <redlock/lock.hpp>
 #include <redlock/options.hpp>
+
+#include <boost/asio/awaitable.hpp>
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -38,6 +43,20 @@ struct workload_options {
   milliseconds hold_max{3};  ///< critical section sleep, uniform in [0, hold_max] ...
   double long_hold_p = 0.05;          ///< ... or, with this probability, a long one:
   double long_hold_fraction = 0.5;    ///< uniform in [0, this * remaining validity]
+  /// Leases: the workers of the last `lease_resources` resources hold their
+  /// locks as leases instead of short critical sections: half with renew = true,
+  /// held `lease_hold_min .. lease_hold_max` times the TTL (past it, so the
+  /// watchdog must renew); half with 2 to 5 explicit extends to TTLs of
+  /// 0.25 .. 2 times the first one (shorter AND longer). The holder looks at
+  /// valid_until() and lost() every `lease_look` while it holds, and the
+  /// masters are read directly (lease_probe) after each extend and before the
+  /// release. A renewed lock that runs out waits up to `lost_slack` for its
+  /// lost signal before releasing.
+  std::size_t lease_resources = 0;
+  milliseconds lease_ttl_min{100}, lease_ttl_max{300};
+  double lease_hold_min = 1.2, lease_hold_max = 3.0;
+  milliseconds lease_look{5};
+  milliseconds lost_slack{250};
   double drift_factor = 0.01;
   bool fenced = true;          ///< fenced acquisitions and storage writes
   /// The lock kind every worker uses; reentrant and fair workers are each
@@ -50,6 +69,10 @@ struct workload_options {
   milliseconds store_timeout{500};
   milliseconds reconnect_max{200};
   milliseconds stall_timeout{500};
+
+  /// When set, client c connects to client_uris[c] (its own links to the
+  /// masters: cluster::uris_of) instead of the shared uris.
+  std::vector<std::vector<std::string>> client_uris;
 
   /// Clients [0, netns_clients) run on a second io thread that entered the
   /// network namespace at `netns_path` and use netns_uris/netns_storage_uri.
@@ -82,6 +105,8 @@ class workload {
   /// While set, `client`'s critical sections sleep past their validity before
   /// writing: a paused holder (GC, SIGSTOP) whose late write storage must refuse.
   void set_holder_pause(std::size_t client, bool on) { holder_paused_.at(client)->store(on); }
+  /// Writes `client` made as a paused holder (past its validity) so far.
+  std::size_t paused_writes(std::size_t client) const { return paused_writes_.at(client)->load(); }
 
   /// Maps a valid_until() reading of client clock `clock` to steady time.
   time_point to_steady(int clock, time_point reading) const;
@@ -91,10 +116,17 @@ class workload {
   /// Counters, for progress output.
   std::size_t acquired() const { return acquired_.load(); }
 
+  /// Where leases are checked on the masters; set before start().
+  void set_probe(std::shared_ptr<lease_probe> p) { probe_ = std::move(p); }
+
  private:
   struct group;
   struct client_slot;
   void run_worker(std::size_t client, std::size_t resource);
+  boost::asio::awaitable<void> hold_lease(client_slot& slot, std::size_t client, lock l, std::size_t acquire_op,
+                                          bool renewed, std::shared_ptr<std::atomic<long long>> lost_at,
+                                          std::mt19937_64& rng);
+  boost::asio::awaitable<void> probe_masters(std::size_t client, const lock& l, std::size_t acquire_op);
 
   workload_options options_;
   std::vector<std::string> uris_;
@@ -103,8 +135,10 @@ class workload {
   std::vector<std::string> resources_;
   std::vector<std::shared_ptr<drift_clock>> clocks_;
   std::vector<std::unique_ptr<std::atomic<bool>>> holder_paused_;
+  std::vector<std::unique_ptr<std::atomic<std::size_t>>> paused_writes_;
   std::vector<std::unique_ptr<group>> groups_;
   std::vector<std::unique_ptr<client_slot>> slots_;
+  std::shared_ptr<lease_probe> probe_;
   std::atomic<bool> stop_{false};
   std::atomic<std::size_t> running_{0};
   std::atomic<std::size_t> acquired_{0};

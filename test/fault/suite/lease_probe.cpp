@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lease_probe.hpp"
+
+#include <hiredis/hiredis.h>
+
+#include <chrono>
+#include <memory>
+
+namespace redlock::fault {
+
+namespace {
+
+using std::chrono::milliseconds;
+
+struct context_deleter {
+  void operator()(redisContext* c) const { redisFree(c); }
+};
+struct reply_deleter {
+  void operator()(redisReply* r) const { freeReplyObject(r); }
+};
+using reply_ptr = std::unique_ptr<redisReply, reply_deleter>;
+
+reply_ptr command(redisContext* c, std::initializer_list<std::string> words) {
+  std::vector<const char*> argv;
+  std::vector<std::size_t> lens;
+  for (auto& w : words) {
+    argv.push_back(w.data());
+    lens.push_back(w.size());
+  }
+  return reply_ptr(static_cast<redisReply*>(
+      redisCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lens.data())));
+}
+
+}  // namespace
+
+lease_probe::lease_probe(std::vector<target> masters) : masters_(std::move(masters)), thread_([this] { run(); }) {}
+
+lease_probe::~lease_probe() {
+  {
+    std::lock_guard g(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void lease_probe::submit(std::string key, std::string token, bool hash, done_fn done) {
+  {
+    std::lock_guard g(mutex_);
+    jobs_.push_back({std::move(key), std::move(token), hash, std::move(done)});
+  }
+  wake_.notify_one();
+}
+
+void lease_probe::run() {
+  for (;;) {
+    job j;
+    {
+      std::unique_lock g(mutex_);
+      wake_.wait(g, [&] { return stopping_ || !jobs_.empty(); });
+      if (jobs_.empty()) return;  // stopping, nothing left
+      j = std::move(jobs_.front());
+      jobs_.pop_front();
+    }
+    j.done(read(j));
+  }
+}
+
+std::vector<master_view> lease_probe::read(const job& j) const {
+  std::vector<master_view> out;
+  const timeval connect_timeout{0, 100'000}, reply_timeout{0, 150'000};
+  for (auto& m : masters_) {
+    master_view v;  // unreadable unless both replies come
+    std::unique_ptr<redisContext, context_deleter> c(redisConnectWithTimeout("127.0.0.1", m.port, connect_timeout));
+    if (c && !c->err && redisSetTimeout(c.get(), reply_timeout) == REDIS_OK) {
+      auto owner = j.hash ? command(c.get(), {"HEXISTS", j.key, j.token}) : command(c.get(), {"GET", j.key});
+      auto pttl = owner ? command(c.get(), {"PTTL", j.key}) : nullptr;
+      auto replied = steady::now();
+      if (owner && pttl && pttl->type == REDIS_REPLY_INTEGER) {
+        bool ours = j.hash ? owner->type == REDIS_REPLY_INTEGER && owner->integer == 1
+                           : owner->type == REDIS_REPLY_STRING && std::string(owner->str, owner->len) == j.token;
+        if (!ours || pttl->integer == -2) {
+          v.is = master_view::state::not_ours;
+        } else if (pttl->integer == -1) {  // ours with no expiry at all
+          v.is = master_view::state::ours;
+          v.expires = time_point::max();
+        } else {
+          // PTTL is in the master's time; its key lives pttl / rate of ours.
+          double rate = m.clock_rate ? m.clock_rate() : 1.0;
+          v.is = master_view::state::ours;
+          v.expires = replied + std::chrono::duration_cast<steady::duration>(
+                                    std::chrono::duration<double, std::milli>(static_cast<double>(pttl->integer) / rate));
+        }
+      }
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
+}  // namespace redlock::fault
