@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <redlock/async_client.hpp>
 
-#include "client/client_impl.hpp"
-#include "client/lock_state.hpp"
+#include "locks/client_impl.hpp"
+#include "lease/lock_state.hpp"
 #include "client/options_check.hpp"
 #include "locks/operations.hpp"
 

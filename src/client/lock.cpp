@@ -2,7 +2,7 @@
 #include <redlock/error.hpp>
 #include <redlock/lock.hpp>
 
-#include "client/lock_state.hpp"
+#include "lease/lock_state.hpp"
 
 namespace redlock {
 

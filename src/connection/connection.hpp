@@ -15,6 +15,7 @@
 // master that is reachable within that time.
 #pragma once
 
+#include "connection_config.hpp"
 #include "node_address.hpp"
 #include "resp.hpp"
 
@@ -52,11 +53,6 @@ class reply_sink : public boost::intrusive_ref_counter<reply_sink, boost::thread
 };
 using sink_ptr = boost::intrusive_ptr<reply_sink>;
 
-/// The TLS client context for rediss:// masters: verification against
-/// options.tls_ca_file (or the system store). Throws redlock::error
-/// (bad_option) naming the CA file when it cannot be loaded.
-std::unique_ptr<boost::asio::ssl::context> make_tls_context(const client_options& options);
-
 /// How hard a request tries to reach its master.
 enum class delivery : std::uint8_t {
   fail_fast,   ///< fails at once while the connection is in reconnect back-off
@@ -68,7 +64,7 @@ class connection : public std::enable_shared_from_this<connection> {
   /// `preload`: encoded commands pipelined after AUTH/SELECT on every new
   /// connection (SCRIPT LOAD of every script), `preload_count` of them;
   /// their replies are consumed here.
-  connection(strand_type strand, node_address address, const client_options& options,
+  connection(strand_type strand, node_address address, const connection_config& config,
              boost::asio::ssl::context* tls_context, std::string preload = {}, std::size_t preload_count = 0);
   ~connection();
   connection(const connection&) = delete;
@@ -100,12 +96,9 @@ class connection : public std::enable_shared_from_this<connection> {
   /// (on_ready then resubscribes), and close a connection that stays silent
   /// for stall_timeout (it PINGs when quiet, so a live master always answers).
   void keep_push_open(bool on);
-  bool ready() const noexcept { return state_ == state::ready; }
 
   const node_address& address() const noexcept { return address_; }
   const std::string& display() const noexcept { return display_; }
-  /// Requests waiting for a reply (including timed-out ones not yet answered).
-  std::size_t outstanding() const noexcept { return pending_.size(); }
 
  private:
   enum class state : std::uint8_t { idle, connecting, ready, closed };
@@ -138,7 +131,7 @@ class connection : public std::enable_shared_from_this<connection> {
   strand_type strand_;
   node_address address_;
   std::string display_;
-  const client_options options_;  // a copy: handlers may run after the client is gone
+  const connection_config options_;  // a copy: handlers may run after the client is gone
   boost::asio::ssl::context* tls_context_;
   std::string preload_;
   std::size_t preload_count_;

@@ -110,7 +110,6 @@ boost::system::error_code classify_error_reply(std::string_view m) {
   if (m.starts_with("OOM")) return errc::out_of_memory;
   if (m.starts_with("READONLY")) return errc::read_only;
   if (m.starts_with("WRONGTYPE")) return errc::wrong_type;
-  if (m.starts_with("STALE")) return errc::stale_token;
   if (m.starts_with("NOAUTH") || m.starts_with("WRONGPASS") || m.starts_with("ERR AUTH") ||
       m.find("invalid password") != m.npos || m.find("sent AUTH") != m.npos)
     return errc::auth_failed;

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <redlock/fenced_store.hpp>
 
-#include "client/options_check.hpp"
 #include "connection/connection.hpp"
 #include "scripts/keys.hpp"
 #include "scripts/script.hpp"
@@ -22,19 +21,26 @@ namespace detail {
 // One connection to the storage server on its own strand.
 class store_impl {
  public:
-  store_impl(asio::any_io_executor ex, node_address address, client_options options)
-      : executor(ex), strand(asio::make_strand(ex)), options(std::move(options)) {
-    if (address.tls) tls = make_tls_context(this->options);
-    conn = std::make_shared<connection>(strand, std::move(address), this->options, tls.get());
+  store_impl(asio::any_io_executor ex, node_address address, connection_config config)
+      : executor(ex), strand(asio::make_strand(ex)), config(std::move(config)) {
+    if (address.tls) tls = make_tls_context(this->config);
+    conn = std::make_shared<connection>(strand, std::move(address), this->config, tls.get());
   }
   asio::any_io_executor executor;
   strand_type strand;
-  client_options options;
+  connection_config config;
   std::unique_ptr<asio::ssl::context> tls;  // rediss:// only
   std::shared_ptr<connection> conn;
 };
 
 namespace {
+
+// fenced_write.lua refuses an older token with "STALE ..."; the connection
+// layer knows only Redis's own error prefixes.
+error_code classify_write_error(std::string_view message) {
+  if (message.starts_with("STALE")) return errc::stale_token;
+  return classify_error_reply(message);
+}
 
 // Sends EVALSHA, falls back once to EVAL on NOSCRIPT, completes the handler.
 class write_call final : public reply_sink {
@@ -49,7 +55,7 @@ class write_call final : public reply_sink {
     argv.insert(argv.end(), tail_.begin(), tail_.end());
     std::string cmd;
     append_command(cmd, argv.data(), argv.size());
-    store_->conn->send(cmd, std::chrono::steady_clock::now() + store_->options.node_timeout, sink_ptr(this), 0);
+    store_->conn->send(cmd, std::chrono::steady_clock::now() + store_->config.node_timeout, sink_ptr(this), 0);
   }
 
   void on_reply(std::uint32_t, const error_code& ec, const redisReply* reply) override {
@@ -58,7 +64,7 @@ class write_call final : public reply_sink {
       return send(true);
     }
     error_code result = ec;
-    if (!ec && reply->type == REDIS_REPLY_ERROR) result = classify_error_reply(reply_text(*reply));
+    if (!ec && reply->type == REDIS_REPLY_ERROR) result = classify_write_error(reply_text(*reply));
     asio::dispatch(store_->executor, asio::append(std::move(handler_), result));
   }
 
@@ -77,15 +83,17 @@ fenced_store::fenced_store(asio::any_io_executor executor, const std::string& ur
 
 fenced_store::fenced_store(asio::any_io_executor executor, const std::string& uri,
                            const fenced_store_options& options) {
-  client_options o;
-  o.nodes = {uri};
-  o.node_timeout = options.timeout;
-  o.stall_timeout = std::max(o.stall_timeout, options.timeout * 2);
-  o.tls_ca_file = options.tls_ca_file;
-  o.tls_verify = options.tls_verify;
-  std::vector<detail::node_address> addresses;
-  if (auto bad = detail::check_client_options(o, addresses)) throw error(bad.code, bad.message);
-  impl_ = std::make_shared<detail::store_impl>(executor, std::move(addresses.front()), std::move(o));
+  if (options.timeout <= milliseconds(0))
+    throw error(errc::bad_option, "fenced_store timeout must be > 0 (got " + std::to_string(options.timeout.count()) + " ms)");
+  std::string why;
+  auto address = detail::parse_node_uri(uri, why);
+  if (!address) throw error(errc::bad_uri, why);
+  detail::connection_config c;
+  c.node_timeout = options.timeout;
+  c.stall_timeout = std::max(c.stall_timeout, options.timeout * 2);
+  c.tls_ca_file = options.tls_ca_file;
+  c.tls_verify = options.tls_verify;
+  impl_ = std::make_shared<detail::store_impl>(executor, std::move(*address), std::move(c));
 }
 
 fenced_store::~fenced_store() {

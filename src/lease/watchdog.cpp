@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "watchdog.hpp"
 
-#include "locks/operations.hpp"
-
 #include <redlock/error.hpp>
 #include <redlock/observer.hpp>
 
@@ -13,13 +11,14 @@ namespace redlock::detail {
 namespace asio = boost::asio;
 using boost::system::error_code;
 
-watchdog::watchdog(const std::shared_ptr<client_impl>& client, const std::shared_ptr<lock_state>& state,
-                   double fraction)
-    : client_(client),
-      state_(state),
-      user_executor_(client->executor),
-      observer_(client->options.observer),
-      timer_(client->strand),
+watchdog::watchdog(asio::any_io_executor strand, asio::any_io_executor user_executor,
+                   std::shared_ptr<redlock::observer> observer, const std::shared_ptr<lock_state>& state, double fraction,
+                   renew_function renew)
+    : state_(state),
+      renew_(std::move(renew)),
+      user_executor_(std::move(user_executor)),
+      observer_(std::move(observer)),
+      timer_(std::move(strand)),
       interval_(std::max(std::chrono::milliseconds(1),
                          std::chrono::duration_cast<std::chrono::milliseconds>(state->ttl * fraction))) {}
 
@@ -50,12 +49,9 @@ void watchdog::schedule(std::chrono::steady_clock::duration delay) {
 }
 
 void watchdog::renew() {
-  auto client = client_.lock();
   auto state = state_.lock();
-  if (!client || !state || state->released || client->stopped) return;
-  // The extend script compares our token on each master: it can never renew
-  // a lock someone else holds now.
-  run_extend(client, state, state->ttl, [self = shared_from_this()](error_code ec) { self->on_renewed(ec); });
+  if (!state || state->released) return;
+  renew_(state, [self = shared_from_this()](error_code ec) { self->on_renewed(ec); });
 }
 
 void watchdog::on_renewed(error_code ec) {

@@ -4,16 +4,31 @@
 // signals its lost_slot() and runs on_lost. Lives on the client's strand.
 #pragma once
 
-#include "client/client_impl.hpp"
-#include "client/lock_state.hpp"
+#include "lease/lock_state.hpp"
 
+#include <redlock/observer.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/steady_timer.hpp>
+
+#include <functional>
+#include <memory>
 
 namespace redlock::detail {
 
 class watchdog : public std::enable_shared_from_this<watchdog> {
  public:
-  watchdog(const std::shared_ptr<client_impl>& client, const std::shared_ptr<lock_state>& state, double fraction);
+  /// Sends one renewal of `state` for its ttl and calls `done` with the
+  /// round's result (errc::not_held only when refusals make a quorum
+  /// impossible). Never calls `done` when the client is gone or stopping.
+  using renew_function =
+      std::function<void(const std::shared_ptr<lock_state>& state, std::function<void(boost::system::error_code)> done)>;
+
+  /// `strand`: the client's (the timer and every callback run there);
+  /// `user_executor`: where on_lost runs.
+  watchdog(boost::asio::any_io_executor strand, boost::asio::any_io_executor user_executor,
+           std::shared_ptr<redlock::observer> observer, const std::shared_ptr<lock_state>& state, double fraction,
+           renew_function renew);
   void start();
   /// Called on release: no renewal is sent afterwards.
   void stop();
@@ -27,8 +42,8 @@ class watchdog : public std::enable_shared_from_this<watchdog> {
   void declare_lost(lost_reason why);
 
   // Weak: a lock whose every handle was dropped stops being renewed and expires.
-  std::weak_ptr<client_impl> client_;
   std::weak_ptr<lock_state> state_;
+  renew_function renew_;
   boost::asio::any_io_executor user_executor_;
   std::shared_ptr<observer> observer_;
   boost::asio::steady_timer timer_;

@@ -2,413 +2,228 @@
 // The acquisition loop of every lock kind (docs/algorithm.md, sections 2, 9
 // to 11): an attempt is one quorum round (plus the fence raise when fenced);
 // a failed attempt is released where it may have applied, then retried after
-// a jittered delay that a release announcement cuts short, until the wait or
-// the attempts run out. A fair waiter may also be handed the lock by a
-// release (fair_handover.hpp). Re-entry of a hold the owner already has is
-// its own operation (reentry.cpp).
-#include "fair_handover.hpp"
+// a jittered delay that a release announcement cuts short (acquire_wake.cpp),
+// until the wait or the attempts run out. Re-entry of a hold the owner
+// already has is its own operation (reentry.cpp).
+#include "acquire_op.hpp"
 #include "fencing/fence_raise.hpp"
 #include "hold.hpp"
 #include "kinds.hpp"
-#include "operations.hpp"
 #include "retry_policy.hpp"
-#include "waiting/release_news.hpp"
 
 #include <redlock/error.hpp>
 #include <redlock/observer.hpp>
 
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
-
-#include <algorithm>
-#include <charconv>
-#include <optional>
 
 namespace redlock::detail {
 
 namespace asio = boost::asio;
 using boost::system::error_code;
 
-namespace {
-
-class acquire_op : public std::enable_shared_from_this<acquire_op> {
- public:
-  acquire_op(std::shared_ptr<client_impl> client, std::string name, std::string key, std::string field,
-             acquire_options options, std::chrono::system_clock::time_point asked_at, acquire_handler handler)
-      : client_(std::move(client)),
-        name_(std::move(name)),
-        key_(std::move(key)),
-        token_(std::move(field)),
-        options_(std::move(options)),
-        handler_(std::move(handler)),
-        // One score for this waiter on every master, so all agree on the FIFO
-        // order: microseconds since the epoch (exact in a double until 2255).
-        queue_score_(static_cast<double>(
-            std::chrono::duration_cast<std::chrono::microseconds>(asked_at.time_since_epoch()).count())),
-        handover_(client_->masters->size(), client_->quorum()),
-        news_(client_->quorum()) {}
-
-  void start() {
-    auto slot = asio::get_associated_cancellation_slot(handler_);
-    if (slot.is_connected()) {
-      slot.assign([weak = weak_from_this(), strand = client_->strand](asio::cancellation_type) {
-        asio::post(strand, [weak] {
-          if (auto self = weak.lock()) self->cancel();
-        });
+void acquire_op::start() {
+  auto slot = asio::get_associated_cancellation_slot(handler_);
+  if (slot.is_connected()) {
+    slot.assign([weak = weak_from_this(), strand = client_->strand](asio::cancellation_type) {
+      asio::post(strand, [weak] {
+        if (auto self = weak.lock()) self->cancel();
       });
-    }
-    started_ = std::chrono::steady_clock::now();
-    wait_deadline_ = started_ + options_.wait;
-    // Listen from the first attempt when that is free (this client waited on
-    // this lock moments ago): a release, or a hand-over, may come before the
-    // first attempt has even failed. Otherwise only once it has.
-    if (client_->listener.subscribed(release_channel())) watch_releases();
-    attempt();
-  }
-
- private:
-  /// Where the operation is. Cancellation and release announcements are
-  /// remembered in it until the step in flight ends.
-  enum class phase : std::uint8_t {
-    attempting,        ///< an attempt's round (or its fence raise) is in flight
-    attempting_woken,  ///< ... and a release was announced meanwhile: if it fails, retry at once
-    waiting,           ///< on the retry timer between attempts (a release wakes it early)
-    cancelled,         ///< the caller cancelled: release what the step in flight took, then finish
-    done,              ///< the caller's handler has been called
-  };
-
-  bool is_hash_kind() const { return options_.kind != lock_kind::mutex; }
-  bool cancelled() const { return phase_ == phase::cancelled; }
-
-  void attempt() {
-    if (client_->stopped) return complete(errc::shutting_down, {});
-    phase_ = phase::attempting;
-    ++attempts_;
-    if (auto& obs = client_->options.observer) obs->on_acquire_attempt(name_, attempts_);
-    if (!is_hash_kind()) token_ = client_->new_token();
-    acquire_request req{options_.kind, key_, token_, options_.ttl, options_.fenced, false, queue_score_,
-                        options_.queue_timeout};
-    // Reentrant, fair: each master keeps the id of the request that took our
-    // hold there, so that clean-ups of older requests cannot touch it.
-    if (is_hash_kind()) req.hold_id = latest_request_ = client_->next_request_id++;
-    req.may_be_handed = may_be_handed_the_lock();
-    std::uint64_t poll_id = req.may_be_handed ? req.hold_id : 0;
-    auto round = acquire_round(client_, req, [self = shared_from_this(), poll_id](quorum_round& f) {
-      self->on_decided(f, poll_id);
-    });
-    // A grant that lands after this attempt was abandoned must be released
-    // again: the first release may have run before it on that master. Only
-    // for the mutex, whose token is new at every attempt. A reentrant or fair
-    // attempt's abandonment release already runs after the grant on the same
-    // connection (FIFO); had the connection been replaced, this reply would
-    // never have come.
-    if (!is_hash_kind())
-      round->on_late_yes([self = shared_from_this(), token = token_, attempt = attempts_](std::uint32_t node) {
-        if (attempt <= self->abandoned_attempt_)
-          release_abandoned(self->client_, lock_kind::mutex, self->key_, token, /*hold_id: mutex has none*/ 0,
-                            {node});
-      });
-    // A fair poll that fails is only followed by waiting in line: hear every
-    // master first, so that cleaning up does not release (and so void the
-    // hand-over terms, see on_handed) where it was merely queued.
-    if (poll_id) round->settle_failure();
-    round->start();
-    if (poll_id) handover_.note_poll(poll_id, round->started_at());
-  }
-
-  // `poll_id`: the fair poll this round carried (0 if none).
-  void on_decided(quorum_round& f, std::uint64_t poll_id) {
-    if (phase_ == phase::done) return;  // a release handed us the lock while this poll was in flight
-    error_code why;
-    if (f.decision().acquired(options_.ttl, client_->options.drift_factor, options_.min_validity)) {
-      if (cancelled()) return abandon_attempt({}, may_hold(f));
-      if (!options_.fenced) return acquired(f, std::nullopt);
-      return start_raise(f);
-    }
-    if (f.succeeded()) {
-      why = errc::validity_expired;
-    } else {
-      why = f.failure();
-      if (!why) why = errc::not_acquired;
-    }
-    if (options_.kind == lock_kind::fair) queue_rank_ = rank_in_line(f);
-    if (may_be_handed_the_lock() && !cancelled()) {
-      // The masters this poll won and those a release handed us the lock on
-      // may make a quorum together (a master counts only if we have not
-      // released there since this poll was sent).
-      for (std::uint32_t i = 0; i < f.outcomes().size(); ++i)
-        if (f.outcomes()[i].state == node_state::locked) handover_.poll_granted(i, poll_id, f.started_at());
-      if (won_by_hand_over()) return;
-    }
-    abandon_attempt(why, may_hold(f));
-  }
-
-  // ---- the fair hand-over (docs/algorithm.md, section 11) -----------------
-  // Not for fenced waiters: they draw their fence counter themselves.
-  bool may_be_handed_the_lock() const { return options_.kind == lock_kind::fair && !options_.fenced; }
-
-  void on_handed(std::uint32_t node, std::uint64_t poll_id) {
-    if (phase_ == phase::done || !may_be_handed_the_lock()) return;
-    // A grant on terms from before we last released on that master: the
-    // release may have run before or after ours there. Not counted; the next
-    // poll finds out (and takes the lock there if it is ours).
-    if (!handover_.handed(node, poll_id)) return wake();
-    if (!won_by_hand_over() && handover_.has_quorum()) {
-      // A quorum, but too little validity left (the polls they name are
-      // old). Poll again: the holds are ours, so that poll is granted there
-      // and counts from its own send time. Nothing is released here: a
-      // release while a poll is in flight would undo that poll's grants
-      // after they were counted (the nemesis caught this under a client
-      // clock jump).
-      handover_.forget({}, client_->next_request_id);
-      wake();
-    }
-  }
-
-  bool won_by_hand_over() {
-    auto held_for = std::min(options_.ttl, options_.queue_timeout);
-    auto until = handover_.window_end(held_for, options_.ttl, client_->options.drift_factor);
-    if (!until) return false;
-    auto left = *until - client_->now();
-    if (left <= options_.min_validity || left <= std::chrono::steady_clock::duration::zero()) return false;
-    if (cancelled()) {
-      abandon_handed();
-      complete(asio::error::operation_aborted, {});
-      return true;
-    }
-    std::vector<node_result> nodes;
-    for (std::uint32_t i = 0; i < client_->masters->size(); ++i)
-      nodes.push_back({(*client_->masters)[i].display(),
-                       handover_.counted_on(i) ? node_state::locked : node_state::pending, {}, {}});
-    if (phase_ == phase::waiting) timer_->cancel();
-    hold({*until, std::nullopt, std::move(nodes), held_for < options_.ttl});
-    return true;
-  }
-
-  void abandon_handed() {
-    auto nodes = handover_.counted();
-    release_abandoned(client_, options_.kind, key_, token_, latest_request_, nodes);
-    handover_.forget(nodes, client_->next_request_id);
-  }
-
-  // How many waiters are ahead of us on a quorum of masters (the quorum-th
-  // smallest of the ranks the refusing masters reported); 0 if unknown.
-  std::size_t rank_in_line(const quorum_round& f) const {
-    std::vector<std::int64_t> ranks;
-    for (auto& o : f.outcomes())
-      if (o.state == node_state::refused) ranks.push_back(o.value);
-    auto q = client_->quorum();
-    if (ranks.size() < q) return 0;
-    std::nth_element(ranks.begin(), ranks.begin() + static_cast<std::ptrdiff_t>(q - 1), ranks.end());
-    return static_cast<std::size_t>(ranks[q - 1]);
-  }
-
-  // ---- failure, retry ------------------------------------------------------
-  // Failed (or cancelled) attempt: release now on every master that did not
-  // refuse it, including the ones that did not answer (their SET may still
-  // apply; FIFO order on the connection puts our release after it). Then
-  // retry or give up.
-  void abandon_attempt(error_code why, std::vector<std::uint32_t> nodes) {
-    abandoned_attempt_ = attempts_;
-    // Grants a release handed us are given back too.
-    for (auto i : handover_.counted())
-      if (std::find(nodes.begin(), nodes.end(), i) == nodes.end()) nodes.push_back(i);
-    handover_.forget(nodes, client_->next_request_id);
-    release_abandoned(client_, options_.kind, key_, token_, latest_request_, nodes);
-    if (cancelled()) return complete(asio::error::operation_aborted, {});
-    retry_or_fail(why);
-  }
-
-  void retry_or_fail(error_code why) {
-    bool count_ok = options_.max_attempts == 0 ? options_.wait.count() > 0 : attempts_ < options_.max_attempts;
-    // Errors that retrying cannot fix end the wait at once.
-    bool permanent = why == errc::wrong_type || why == errc::auth_failed;
-    auto delay = fair_backoff(client_->jittered(options_.retry_delay, options_.retry_jitter), queue_rank_, options_);
-    if (options_.wait.count() > 0) {
-      auto remaining = wait_deadline_ - std::chrono::steady_clock::now();
-      if (remaining <= std::chrono::steady_clock::duration::zero()) count_ok = false;
-      delay = std::min(delay, std::chrono::duration_cast<std::chrono::milliseconds>(remaining));
-    }
-    if (!count_ok || permanent) return finish_failed(why);
-    watch_releases();
-    // Released while this attempt was in flight: its refusal may predate the
-    // release, so try again now rather than after the delay.
-    if (phase_ == phase::attempting_woken) delay = milliseconds(0);
-    if (!timer_) timer_.emplace(client_->strand);
-    timer_->expires_after(delay);
-    phase_ = phase::waiting;
-    timer_->async_wait([self = shared_from_this()](error_code) {
-      switch (self->phase_) {
-        case phase::done: return;  // handed the lock while waiting
-        case phase::cancelled: return self->complete(asio::error::operation_aborted, {});
-        default: return self->attempt();
-      }
     });
   }
+  started_ = std::chrono::steady_clock::now();
+  wait_deadline_ = started_ + options_.wait;
+  // Listen from the first attempt when that is free (this client waited on
+  // this lock moments ago): a release, or a hand-over, may come before the
+  // first attempt has even failed. Otherwise only once it has.
+  if (client_->listener->subscribed(release_channel())) watch_releases();
+  attempt();
+}
 
-  // A plain SET NX cannot tell someone else's data from someone else's lock:
-  // before reporting "not acquired", look at the key's type.
-  void finish_failed(error_code why) {
-    if (why != errc::not_acquired || options_.kind != lock_kind::mutex || options_.fenced) return complete(why, {});
-    check_key_types(client_, key_, [self = shared_from_this(), why](bool wrong_type) {
-      self->complete(wrong_type ? make_error_code(errc::wrong_type) : why, {});
+void acquire_op::attempt() {
+  if (client_->stopped) return complete(errc::shutting_down, {});
+  phase_ = phase::attempting;
+  ++attempts_;
+  if (auto& obs = client_->options.observer) obs->on_acquire_attempt(name_, attempts_);
+  if (!is_hash_kind()) token_ = client_->new_token();
+  acquire_request req{options_.kind, key_, token_, options_.ttl, options_.fenced, false, queue_score_,
+                      options_.queue_timeout};
+  // Reentrant, fair: each master keeps the id of the request that took our
+  // hold there, so that clean-ups of older requests cannot touch it.
+  if (is_hash_kind()) req.hold_id = latest_request_ = client_->next_request_id++;
+  req.may_be_handed = may_be_handed_the_lock();
+  std::uint64_t poll_id = req.may_be_handed ? req.hold_id : 0;
+  auto round = acquire_round(client_, req, [self = shared_from_this(), poll_id](quorum_round& f) {
+    self->on_decided(f, poll_id);
+  });
+  // A grant that lands after this attempt was abandoned must be released
+  // again: the first release may have run before it on that master. Only
+  // for the mutex, whose token is new at every attempt. A reentrant or fair
+  // attempt's abandonment release already runs after the grant on the same
+  // connection (FIFO); had the connection been replaced, this reply would
+  // never have come.
+  if (!is_hash_kind())
+    round->on_late_yes([self = shared_from_this(), token = token_, attempt = attempts_](std::uint32_t node) {
+      if (attempt <= self->abandoned_attempt_)
+        release_abandoned(self->client_, lock_kind::mutex, self->key_, token, /*hold_id: mutex has none*/ 0,
+                          {node});
     });
-  }
+  // A fair poll that fails is only followed by waiting in line: hear every
+  // master first, so that cleaning up does not release (and so void the
+  // hand-over terms, see on_handed) where it was merely queued.
+  if (poll_id) round->settle_failure();
+  round->start();
+  if (poll_id) handover_.note_poll(poll_id, round->started_at());
+}
 
-  // ---- fencing -------------------------------------------------------------
-  void start_raise(const quorum_round& acquired) {
-    auto token_value = static_cast<std::uint64_t>(acquired.max_value());
-    boost::intrusive_ptr<const quorum_round> acquired_ref(&acquired);
-    fence_raise_round(client_->masters, key_, token_, token_value,
-                      [self = shared_from_this(), acquired_ref, token_value](quorum_round& r) {
-                        self->on_raised(*acquired_ref, r, token_value);
-                      })
-        ->start();
-  }
 
-  void on_raised(const quorum_round& acquired, const quorum_round& raise, std::uint64_t token_value) {
-    if (phase_ == phase::done) return;
-    error_code why;
-    if (raise.succeeded()) {
-      // The token is only as good as the time left: the whole acquisition,
-      // raise round included, must fit in the validity window.
-      if (enough_validity(options_.ttl, raise.decided_at() - acquired.started_at(), client_->options.drift_factor,
-                          options_.min_validity)) {
-        if (cancelled()) return abandon_attempt({}, may_hold(acquired));
-        return this->acquired(acquired, token_value);
-      }
-      why = errc::validity_expired;
-    } else {
-      why = raise.failure();
-      if (!why) why = errc::not_acquired;
+void acquire_op::on_decided(quorum_round& f, std::uint64_t poll_id) {
+  if (phase_ == phase::done) return;  // a release handed us the lock while this poll was in flight
+  error_code why;
+  if (f.decision().acquired(options_.ttl, client_->options.drift_factor, options_.min_validity)) {
+    if (cancelled()) return abandon_attempt({}, may_hold(f));
+    if (!options_.fenced) return acquired(f, std::nullopt);
+    return start_raise(f);
+  }
+  if (f.succeeded()) {
+    why = errc::validity_expired;
+  } else {
+    why = f.failure();
+    if (!why) why = errc::not_acquired;
+  }
+  if (options_.kind == lock_kind::fair) queue_rank_ = rank_in_line(f);
+  if (may_be_handed_the_lock() && !cancelled()) {
+    // The masters this poll won and those a release handed us the lock on
+    // may make a quorum together (a master counts only if we have not
+    // released there since this poll was sent).
+    for (std::uint32_t i = 0; i < f.outcomes().size(); ++i)
+      if (f.outcomes()[i].state == node_state::locked) handover_.poll_granted(i, poll_id, f.started_at());
+    if (won_by_hand_over()) return;
+  }
+  abandon_attempt(why, may_hold(f));
+}
+
+// ---- failure, retry ------------------------------------------------------
+// Failed (or cancelled) attempt: release now on every master that did not
+// refuse it, including the ones that did not answer (their SET may still
+// apply; FIFO order on the connection puts our release after it). Then
+// retry or give up.
+void acquire_op::abandon_attempt(error_code why, std::vector<std::uint32_t> nodes) {
+  abandoned_attempt_ = attempts_;
+  // Grants a release handed us are given back too.
+  for (auto i : handover_.counted())
+    if (std::find(nodes.begin(), nodes.end(), i) == nodes.end()) nodes.push_back(i);
+  handover_.forget(nodes, client_->next_request_id);
+  release_abandoned(client_, options_.kind, key_, token_, latest_request_, nodes);
+  if (cancelled()) return complete(asio::error::operation_aborted, {});
+  retry_or_fail(why);
+}
+
+void acquire_op::retry_or_fail(error_code why) {
+  bool count_ok = options_.max_attempts == 0 ? options_.wait.count() > 0 : attempts_ < options_.max_attempts;
+  // Errors that retrying cannot fix end the wait at once.
+  bool permanent = why == errc::wrong_type || why == errc::auth_failed;
+  auto delay = fair_backoff(client_->jittered(options_.retry_delay, options_.retry_jitter), queue_rank_, options_);
+  if (options_.wait.count() > 0) {
+    auto remaining = wait_deadline_ - std::chrono::steady_clock::now();
+    if (remaining <= std::chrono::steady_clock::duration::zero()) count_ok = false;
+    delay = std::min(delay, std::chrono::duration_cast<std::chrono::milliseconds>(remaining));
+  }
+  if (!count_ok || permanent) return finish_failed(why);
+  watch_releases();
+  // Released while this attempt was in flight: its refusal may predate the
+  // release, so try again now rather than after the delay.
+  if (phase_ == phase::attempting_woken) delay = milliseconds(0);
+  if (!timer_) timer_.emplace(client_->strand);
+  timer_->expires_after(delay);
+  phase_ = phase::waiting;
+  timer_->async_wait([self = shared_from_this()](error_code) {
+    switch (self->phase_) {
+      case phase::done: return;  // handed the lock while waiting
+      case phase::cancelled: return self->complete(asio::error::operation_aborted, {});
+      default: return self->attempt();
     }
-    abandon_attempt(why, may_hold(acquired));
-  }
+  });
+}
 
-  // ---- success -------------------------------------------------------------
-  struct win {
-    steady_time valid_until;
-    std::optional<std::uint64_t> fence;
-    std::vector<node_result> nodes;
-    bool confirm_handover;
-  };
+// A plain SET NX cannot tell someone else's data from someone else's lock:
+// before reporting "not acquired", look at the key's type.
+void acquire_op::finish_failed(error_code why) {
+  if (why != errc::not_acquired || options_.kind != lock_kind::mutex || options_.fenced) return complete(why, {});
+  check_key_types(client_, key_, [self = shared_from_this(), why](bool wrong_type) {
+    self->complete(wrong_type ? make_error_code(errc::wrong_type) : why, {});
+  });
+}
 
-  // `fence` is the T that was raised: never recompute it from the acquisition
-  // round, whose late replies may carry larger counters nobody raised.
-  void acquired(const quorum_round& f, std::optional<std::uint64_t> fence) {
-    std::vector<node_result> nodes;
-    nodes.reserve(f.outcomes().size());
-    for (std::size_t i = 0; i < f.outcomes().size(); ++i) {
-      auto& o = f.outcomes()[i];
-      nodes.push_back({(*client_->masters)[i].display(), o.state, o.error, o.latency});
+// ---- fencing -------------------------------------------------------------
+void acquire_op::start_raise(const quorum_round& acquired) {
+  auto token_value = static_cast<std::uint64_t>(acquired.max_value());
+  boost::intrusive_ptr<const quorum_round> acquired_ref(&acquired);
+  fence_raise_round(client_->masters, key_, token_, token_value,
+                    [self = shared_from_this(), acquired_ref, token_value](quorum_round& r) {
+                      self->on_raised(*acquired_ref, r, token_value);
+                    })
+      ->start();
+}
+
+void acquire_op::on_raised(const quorum_round& acquired, const quorum_round& raise, std::uint64_t token_value) {
+  if (phase_ == phase::done) return;
+  error_code why;
+  if (raise.succeeded()) {
+    // The token is only as good as the time left: the whole acquisition,
+    // raise round included, must fit in the validity window.
+    if (enough_validity(options_.ttl, raise.decided_at() - acquired.started_at(), client_->options.drift_factor,
+                        options_.min_validity)) {
+      if (cancelled()) return abandon_attempt({}, may_hold(acquired));
+      return this->acquired(acquired, token_value);
     }
-    hold({f.decision().window_end(options_.ttl, client_->options.drift_factor), fence, std::move(nodes), false});
+    why = errc::validity_expired;
+  } else {
+    why = raise.failure();
+    if (!why) why = errc::not_acquired;
   }
+  abandon_attempt(why, may_hold(acquired));
+}
 
-  void hold(win w) {
-    auto state = new_lock_state(*client_, options_,
-                                {name_, key_, token_, latest_request_, w.valid_until, w.fence, std::move(w.nodes)});
-    begin_holding(client_, state, options_, w.confirm_handover);
-    complete({}, lock(std::move(state)));
+// `fence` is the T that was raised: never recompute it from the acquisition
+// round, whose late replies may carry larger counters nobody raised.
+void acquire_op::acquired(const quorum_round& f, std::optional<std::uint64_t> fence) {
+  std::vector<node_result> nodes;
+  nodes.reserve(f.outcomes().size());
+  for (std::size_t i = 0; i < f.outcomes().size(); ++i) {
+    auto& o = f.outcomes()[i];
+    nodes.push_back({(*client_->masters)[i].display(), o.state, o.error, o.latency});
   }
+  hold({f.decision().window_end(options_.ttl, client_->options.drift_factor), fence, std::move(nodes), false});
+}
 
-  // ---- wake-ups (docs/algorithm.md, section 10) ------------------------------
-  // Poll now: at once if we are between polls, else right after this one.
-  void wake() {
-    if (phase_ == phase::waiting)
-      timer_->cancel();  // the timer's handler retries now
-    else if (phase_ == phase::attempting)
-      phase_ = phase::attempting_woken;
+void acquire_op::hold(win w) {
+  auto state = new_lock_state(*client_, options_,
+                              {name_, key_, token_, latest_request_, w.valid_until, w.fence, std::move(w.nodes)});
+  begin_holding(client_, state, options_, w.confirm_handover);
+  complete({}, lock(std::move(state)));
+}
+
+void acquire_op::complete(error_code ec, lock l) {
+  if (phase_ == phase::done) return;
+  phase_ = phase::done;
+  if (watch_id_) client_->listener->unwatch(channel_, watch_id_);
+  // A fair waiter that gives up must not stay in the queue, nor keep a
+  // hold a release handed it that it did not count; it passes the lock on.
+  if (ec && options_.kind == lock_kind::fair)
+    release_round(client_, options_.kind, key_, token_, latest_request_, true, true, [](quorum_round&) {})->start();
+  if (auto& obs = client_->options.observer) {
+    using std::chrono::microseconds;
+    auto now = std::chrono::steady_clock::now();
+    acquire_outcome outcome{name_, options_.kind, ec, std::chrono::duration_cast<microseconds>(now - started_),
+                            attempts_};
+    if (release_heard_) outcome.since_release = std::chrono::duration_cast<microseconds>(now - *release_heard_);
+    obs->on_acquire_result(outcome);
   }
-
-  // Retry as soon as the holder releases, not after the whole delay: mutex
-  // and reentrant waiters once the release is known on a quorum, a fair
-  // waiter when its client's channel names it.
-  void watch_releases() {
-    if (watch_id_) return;
-    channel_ = release_channel();
-    watch_id_ = client_->listener.watch(channel_, [weak = weak_from_this()](std::uint32_t node,
-                                                                               std::string_view payload) {
-      auto self = weak.lock();
-      if (!self || self->phase_ == phase::done) return;
-      if (self->options_.kind == lock_kind::fair) {
-        // '+<poll id> <field>': that master handed the lock to its head.
-        if (payload.starts_with('+')) {
-          auto space = payload.find(' ');
-          std::uint64_t poll_id = 0;
-          if (space == std::string_view::npos || payload.substr(space + 1) != self->token_) return;
-          std::from_chars(payload.data() + 1, payload.data() + space, poll_id);
-          self->release_heard_ = std::chrono::steady_clock::now();  // before it may complete us
-          return self->on_handed(node, poll_id);
-        }
-        // Only the head is named, so the first copy may wake it: if the
-        // others have not released yet, the next copy retries it again.
-        if (payload != self->token_) return;  // another of this client's waiters is first
-      } else if (!self->news_.heard(payload)) {
-        // Everyone hears mutex and reentrant releases: retrying before the
-        // lock is free on a quorum only fails, and once per copy per waiter.
-        return;
-      }
-      self->release_heard_ = std::chrono::steady_clock::now();
-      self->wake();
-    });
-  }
-
-  std::string release_channel() const {
-    return options_.kind == lock_kind::fair ? client_->fair_wake_channel(key_) : keys::released_channel(key_);
-  }
-
-  void cancel() {
-    if (phase_ == phase::done) return;
-    bool was_waiting = phase_ == phase::waiting;
-    phase_ = phase::cancelled;
-    if (was_waiting) timer_->cancel();
-  }
-
-  void complete(error_code ec, lock l) {
-    if (phase_ == phase::done) return;
-    phase_ = phase::done;
-    if (watch_id_) client_->listener.unwatch(channel_, watch_id_);
-    // A fair waiter that gives up must not stay in the queue, nor keep a
-    // hold a release handed it that it did not count; it passes the lock on.
-    if (ec && options_.kind == lock_kind::fair)
-      release_round(client_, options_.kind, key_, token_, latest_request_, true, true, [](quorum_round&) {})->start();
-    if (auto& obs = client_->options.observer) {
-      using std::chrono::microseconds;
-      auto now = std::chrono::steady_clock::now();
-      acquire_outcome outcome{name_, options_.kind, ec, std::chrono::duration_cast<microseconds>(now - started_),
-                              attempts_};
-      if (release_heard_) outcome.since_release = std::chrono::duration_cast<microseconds>(now - *release_heard_);
-      obs->on_acquire_result(outcome);
-    }
-    auto slot = asio::get_associated_cancellation_slot(handler_);
-    if (slot.is_connected()) slot.clear();
-    complete_handler(client_, std::move(handler_), ec, std::move(l));
-  }
-
-  std::shared_ptr<client_impl> client_;
-  std::string name_;
-  std::string key_;
-  std::string token_;  // random per attempt (mutex) or the owner field (reentrant, fair)
-  acquire_options options_;
-  acquire_handler handler_;
-  std::uint64_t latest_request_ = 0;  // reentrant/fair: the id of our latest request
-  double queue_score_ = 0;
-  std::size_t queue_rank_ = 0;  // fair: waiters ahead of us at the last attempt
-  handover_ledger handover_;    // fair: grants releases handed us
-  release_news news_;           // mutex, reentrant: releases heard, per master
-  phase phase_ = phase::attempting;
-  unsigned attempts_ = 0;
-  unsigned abandoned_attempt_ = 0;  // the latest attempt that failed and was released
-  std::chrono::steady_clock::time_point started_, wait_deadline_;
-  std::optional<std::chrono::steady_clock::time_point> release_heard_;  // the last release a wake-up came from
-  std::optional<asio::steady_timer> timer_;
-  std::string channel_;
-  release_listener::waiter_id watch_id_ = 0;
-};
-
-}  // namespace
+  auto slot = asio::get_associated_cancellation_slot(handler_);
+  if (slot.is_connected()) slot.clear();
+  complete_handler(client_, std::move(handler_), ec, std::move(l));
+}
 
 void start_acquire(std::shared_ptr<client_impl> client, std::string name, acquire_options options,
                    std::chrono::system_clock::time_point asked_at, acquire_handler handler) {

@@ -3,6 +3,7 @@
 
 #include "kinds.hpp"
 #include "lease/watchdog.hpp"
+#include "operations.hpp"
 #include "quorum/validity.hpp"
 
 #include <boost/asio/post.hpp>
@@ -61,7 +62,15 @@ void begin_holding(const std::shared_ptr<client_impl>& client, const std::shared
   }
   if (options.renew) {
     state->on_lost = options.on_lost;
-    state->dog = std::make_shared<watchdog>(client, state, options.renew_fraction);
+    // The extend script compares our token on each master: a renewal can
+    // never extend a lock someone else holds now.
+    auto renew = [weak = std::weak_ptr<client_impl>(client)](const std::shared_ptr<lock_state>& s,
+                                                             std::function<void(boost::system::error_code)> done) {
+      auto c = weak.lock();
+      if (c && !c->stopped) run_extend(c, s, s->ttl, std::move(done));
+    };
+    state->dog = std::make_shared<watchdog>(client->strand, client->executor, client->options.observer, state,
+                                            options.renew_fraction, std::move(renew));
     state->dog->start();
   }
 }

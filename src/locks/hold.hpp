@@ -5,8 +5,8 @@
 // acquiring again), leaving the fair queue, and the renewal watchdog.
 #pragma once
 
-#include "client/client_impl.hpp"
-#include "client/lock_state.hpp"
+#include "locks/client_impl.hpp"
+#include "lease/lock_state.hpp"
 
 #include <redlock/lock.hpp>
 #include <redlock/options.hpp>

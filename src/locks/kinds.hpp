@@ -5,7 +5,7 @@
 // scripts for every kind (they recognise the owner by the key's type).
 #pragma once
 
-#include "client/client_impl.hpp"
+#include "locks/client_impl.hpp"
 #include "quorum/quorum_round.hpp"
 #include "quorum/replies.hpp"
 

@@ -4,8 +4,8 @@
 // the client's strand.
 #pragma once
 
-#include "client/client_impl.hpp"
-#include "client/lock_state.hpp"
+#include "locks/client_impl.hpp"
+#include "lease/lock_state.hpp"
 
 #include <redlock/async_client.hpp>
 

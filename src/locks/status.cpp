@@ -2,6 +2,7 @@
 // Status: each master's view of a lock, read-only (`redlock status`).
 #include "kinds.hpp"
 #include "operations.hpp"
+#include "quorum/replies.hpp"
 #include "scripts/script.hpp"
 
 #include <redlock/error.hpp>
@@ -14,10 +15,7 @@ namespace {
 
 // status: {type, holder, pttl, fence, waiters}
 verdict classify_status(const redisReply& r, node_outcome& out) {
-  if (r.type != REDIS_REPLY_ARRAY || r.elements != 5) {
-    out.error = r.type == REDIS_REPLY_ERROR ? classify_error_reply(reply_text(r)) : make_error_code(errc::protocol_error);
-    return verdict::failed;
-  }
+  if (r.type != REDIS_REPLY_ARRAY || r.elements != 5) return failed_reply(r, out);
   for (std::size_t i = 0; i < r.elements; ++i) {
     auto* e = r.element[i];
     out.fields.push_back(e->type == REDIS_REPLY_INTEGER ? std::to_string(e->integer) : std::string(e->str, e->len));

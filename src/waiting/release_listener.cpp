@@ -1,29 +1,26 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "release_listener.hpp"
 
-#include "client/client_impl.hpp"
-
 namespace redlock::detail {
 
 void release_listener::ensure_connections() {
   if (!subscribers_.empty()) return;
-  // Callbacks hold the client weakly: the connections may outlive it.
-  std::weak_ptr<client_impl> weak = client_.shared_from_this();
-  for (std::uint32_t i = 0; i < client_.masters->size(); ++i) {
-    auto sub =
-        std::make_shared<connection>(client_.strand, client_.masters->connections[i]->address(), client_.options, client_.tls.get());
+  // Callbacks hold the listener weakly: the connections may outlive it.
+  std::weak_ptr<release_listener> weak = weak_from_this();
+  for (std::uint32_t i = 0; i < masters_.size(); ++i) {
+    auto sub = std::make_shared<connection>(strand_, masters_[i], config_, tls_);
     std::weak_ptr<connection> weak_sub = sub;
     sub->enable_push(
         [weak, i](const redisReply& r) {
-          if (auto c = weak.lock()) c->listener.on_push(i, r);
+          if (auto l = weak.lock()) l->on_push(i, r);
         },
         [weak, weak_sub] {
           // (Re)connected: subscribe to every channel someone watches.
-          auto c = weak.lock();
+          auto l = weak.lock();
           auto s = weak_sub.lock();
-          if (!c || !s || c->listener.watchers_.empty()) return;
+          if (!l || !s || l->watchers_.empty()) return;
           std::vector<std::string_view> argv{"SUBSCRIBE"};
-          for (auto& [channel, _] : c->listener.watchers_) argv.push_back(channel);
+          for (auto& [channel, _] : l->watchers_) argv.push_back(channel);
           std::string cmd;
           append_command(cmd, argv.data(), argv.size());
           s->send_push(cmd);
@@ -69,14 +66,14 @@ void release_listener::unwatch(const std::string& channel, waiter_id id) {
 
 void release_listener::schedule_sweep() {
   if (sweep_pending_) return;
-  if (!sweep_) sweep_.emplace(client_.strand);
+  if (!sweep_) sweep_.emplace(strand_);
   sweep_pending_ = true;
   sweep_->expires_after(linger);
-  sweep_->async_wait([weak = std::weak_ptr<client_impl>(client_.shared_from_this())](boost::system::error_code ec) {
-    auto c = weak.lock();
-    if (!c) return;
-    c->listener.sweep_pending_ = false;
-    if (!ec) c->listener.unsubscribe_idle();
+  sweep_->async_wait([weak = weak_from_this()](boost::system::error_code ec) {
+    auto l = weak.lock();
+    if (!l) return;
+    l->sweep_pending_ = false;
+    if (!ec) l->unsubscribe_idle();
   });
 }
 

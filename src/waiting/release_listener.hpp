@@ -26,15 +26,19 @@
 
 namespace redlock::detail {
 
-class client_impl;
-
-class release_listener {
+/// Owned by one client through a shared_ptr: the connections' callbacks hold
+/// it weakly, so it may go away while a message is in flight.
+class release_listener : public std::enable_shared_from_this<release_listener> {
  public:
   using waiter_id = std::uint64_t;
   /// `node`: the master the message came from.
   using wake_fn = std::function<void(std::uint32_t node, std::string_view payload)>;
 
-  explicit release_listener(client_impl& client) : client_(client) {}
+  /// `masters`: where the client's locks live; `tls`: owned by the client,
+  /// which outlives its listener's connections (they are shut down with it).
+  release_listener(strand_type strand, std::vector<node_address> masters, connection_config config,
+                   boost::asio::ssl::context* tls)
+      : strand_(std::move(strand)), masters_(std::move(masters)), config_(std::move(config)), tls_(tls) {}
 
   /// How long a channel nobody watches stays subscribed.
   static constexpr std::chrono::milliseconds linger{1000};
@@ -56,7 +60,10 @@ class release_listener {
   void schedule_sweep();
   void unsubscribe_idle();
 
-  client_impl& client_;
+  strand_type strand_;
+  std::vector<node_address> masters_;
+  connection_config config_;
+  boost::asio::ssl::context* tls_;
   std::vector<std::shared_ptr<connection>> subscribers_;
   // Every subscribed channel; an empty map: nobody watches it since `idle_since_`.
   std::map<std::string, std::map<waiter_id, wake_fn>, std::less<>> watchers_;

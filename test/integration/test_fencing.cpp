@@ -7,6 +7,8 @@
 
 #include <redlock/redlock.hpp>
 
+#include <boost/asio/io_context.hpp>
+
 #include <thread>
 
 using namespace std::chrono_literals;
@@ -158,4 +160,22 @@ BOOST_AUTO_TEST_CASE(fencing_without_persistence_immediate_restart_is_unsafe) {
   BOOST_REQUIRE(second.has_value());
   BOOST_TEST(held.remaining_validity() > 0ms);          // two holders at once
   BOOST_TEST(*second->fence() <= *held.fence());        // and the token went backwards
+}
+
+BOOST_AUTO_TEST_CASE(fenced_store_refuses_bad_input_by_name) {
+  boost::asio::io_context io;
+  auto message_of = [](auto f) -> std::string {
+    try {
+      f();
+    } catch (const redlock::error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  auto bad_uri = [&] { redlock::fenced_store s(io.get_executor(), "http://127.0.0.1:6379"); };
+  BOOST_TEST(code_of(bad_uri) == errc::bad_uri);
+  BOOST_TEST(message_of(bad_uri).find("http") != std::string::npos, message_of(bad_uri));
+  auto zero_timeout = [&] { redlock::fenced_store s(io.get_executor(), "redis://127.0.0.1:6379", 0ms); };
+  BOOST_TEST(code_of(zero_timeout) == errc::bad_option);
+  BOOST_TEST(message_of(zero_timeout).find("timeout") != std::string::npos, message_of(zero_timeout));
 }

@@ -35,7 +35,8 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   /// the observer: what every quorum round of this client is sent through.
   std::shared_ptr<node_set> masters;
   std::size_t quorum() const noexcept { return masters->quorum; }
-  release_listener listener{*this};
+  /// Wake-ups for this client's waiters (its own subscriber connections).
+  std::shared_ptr<release_listener> listener;
   /// This client's random id (128 bits): with an owner id, the field that
   /// identifies a reentrant/fair holder on the masters.
   std::string client_id;

@@ -16,7 +16,9 @@ client_impl::client_impl(boost::asio::any_io_executor ex, client_options opts, s
     : executor(ex), strand(boost::asio::make_strand(ex)), options(std::move(opts)), masters(std::make_shared<node_set>()) {
   bool any_tls = false;
   for (auto& a : addresses) any_tls |= a.tls;
-  if (any_tls) tls = make_tls_context(options);
+  auto config = connection_config::of(options);
+  if (any_tls) tls = make_tls_context(config);
+  listener = std::make_shared<release_listener>(strand, addresses, config, tls.get());
   std::string preload;
   for (const script* s : scripts::all) append_command(preload, {"SCRIPT", "LOAD", s->body});
   masters->quorum = quorum_of(addresses.size());
@@ -25,7 +27,7 @@ client_impl::client_impl(boost::asio::any_io_executor ex, client_options opts, s
   masters->observer = options.observer;
   for (auto& a : addresses)
     masters->connections.push_back(
-        std::make_shared<connection>(strand, std::move(a), options, tls.get(), preload, scripts::all.size()));
+        std::make_shared<connection>(strand, std::move(a), config, tls.get(), preload, scripts::all.size()));
   std::uint64_t seed = 0;
   refill_entropy();
   std::memcpy(&seed, entropy_.data(), sizeof seed);
@@ -72,13 +74,13 @@ std::chrono::milliseconds client_impl::jittered(std::chrono::milliseconds base, 
 void client_impl::shutdown() {
   if (stopped) return;
   stopped = true;
-  listener.shutdown();
+  listener->shutdown();
   for (auto& n : masters->connections) n->shutdown();
 }
 
 void client_impl::shutdown_after_releases(std::function<void()> then) {
   stopped = true;  // new operations fail with shutting_down
-  listener.shutdown();
+  listener->shutdown();
   // `then` once every connection has closed (each posts its callback).
   auto left = std::make_shared<std::size_t>(masters->size());
   auto all_closed = [left, then = std::make_shared<std::function<void()>>(std::move(then))] {

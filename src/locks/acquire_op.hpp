@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+// One acquisition of a lock of any kind, from its first attempt to its
+// handler (docs/algorithm.md, sections 2, 9 to 11). The attempt, retry,
+// fencing and success steps are in acquire_op.cpp; being woken by a release
+// or handed the lock by one, and cancellation, in acquire_wake.cpp.
+#pragma once
+
+#include "client_impl.hpp"
+#include "fair_handover.hpp"
+#include "operations.hpp"
+#include "quorum/quorum_round.hpp"
+#include "waiting/release_news.hpp"
+
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace redlock::detail {
+
+class acquire_op : public std::enable_shared_from_this<acquire_op> {
+ public:
+  acquire_op(std::shared_ptr<client_impl> client, std::string name, std::string key, std::string field,
+             acquire_options options, std::chrono::system_clock::time_point asked_at, acquire_handler handler)
+      : client_(std::move(client)),
+        name_(std::move(name)),
+        key_(std::move(key)),
+        token_(std::move(field)),
+        options_(std::move(options)),
+        handler_(std::move(handler)),
+        // One score for this waiter on every master, so all agree on the FIFO
+        // order: microseconds since the epoch (exact in a double until 2255).
+        queue_score_(static_cast<double>(
+            std::chrono::duration_cast<std::chrono::microseconds>(asked_at.time_since_epoch()).count())),
+        handover_(client_->masters->size(), client_->quorum()),
+        news_(client_->quorum()) {}
+
+  void start();
+
+ private:
+  /// Where the operation is. Cancellation and release announcements are
+  /// remembered in it until the step in flight ends.
+  enum class phase : std::uint8_t {
+    attempting,        ///< an attempt's round (or its fence raise) is in flight
+    attempting_woken,  ///< ... and a release was announced meanwhile: if it fails, retry at once
+    waiting,           ///< on the retry timer between attempts (a release wakes it early)
+    cancelled,         ///< the caller cancelled: release what the step in flight took, then finish
+    done,              ///< the caller's handler has been called
+  };
+
+  bool is_hash_kind() const { return options_.kind != lock_kind::mutex; }
+  bool cancelled() const { return phase_ == phase::cancelled; }
+
+  // Not for fenced waiters: they draw their fence counter themselves.
+  bool may_be_handed_the_lock() const { return options_.kind == lock_kind::fair && !options_.fenced; }
+
+  struct win {
+    steady_time valid_until;
+    std::optional<std::uint64_t> fence;
+    std::vector<node_result> nodes;
+    bool confirm_handover;
+  };
+
+  // attempts
+  void attempt();
+  void on_decided(quorum_round& f, std::uint64_t poll_id);
+  // the fair hand-over (acquire_wake.cpp)
+  void on_handed(std::uint32_t node, std::uint64_t poll_id);
+  bool won_by_hand_over();
+  void abandon_handed();
+  std::size_t rank_in_line(const quorum_round& f) const;
+  // failure, retry
+  void abandon_attempt(boost::system::error_code why, std::vector<std::uint32_t> nodes);
+  void retry_or_fail(boost::system::error_code why);
+  void finish_failed(boost::system::error_code why);
+  // fencing
+  void start_raise(const quorum_round& acquired);
+  void on_raised(const quorum_round& acquired, const quorum_round& raise, std::uint64_t token_value);
+  // success
+  void acquired(const quorum_round& f, std::optional<std::uint64_t> fence);
+  void hold(win w);
+  // wake-ups and cancellation (acquire_wake.cpp)
+  void wake();
+  void watch_releases();
+  std::string release_channel() const;
+  void cancel();
+  // the end: the one place the handler is called
+  void complete(boost::system::error_code ec, lock l);
+
+  std::shared_ptr<client_impl> client_;
+  std::string name_;
+  std::string key_;
+  std::string token_;  // random per attempt (mutex) or the owner field (reentrant, fair)
+  acquire_options options_;
+  acquire_handler handler_;
+  std::uint64_t latest_request_ = 0;  // reentrant/fair: the id of our latest request
+  double queue_score_ = 0;
+  std::size_t queue_rank_ = 0;  // fair: waiters ahead of us at the last attempt
+  handover_ledger handover_;    // fair: grants releases handed us
+  release_news news_;           // mutex, reentrant: releases heard, per master
+  phase phase_ = phase::attempting;
+  unsigned attempts_ = 0;
+  unsigned abandoned_attempt_ = 0;  // the latest attempt that failed and was released
+  std::chrono::steady_clock::time_point started_, wait_deadline_;
+  std::optional<std::chrono::steady_clock::time_point> release_heard_;  // the last release a wake-up came from
+  std::optional<boost::asio::steady_timer> timer_;
+  std::string channel_;
+  release_listener::waiter_id watch_id_ = 0;
+};
+
+}  // namespace redlock::detail

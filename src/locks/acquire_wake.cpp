@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: Apache-2.0
+// How a waiting acquisition is woken: release announcements (docs/algorithm.md,
+// section 10), a fair release that hands it the lock (section 11), and
+// cancellation by the caller.
+#include "acquire_op.hpp"
+#include "kinds.hpp"
+
+#include <redlock/error.hpp>
+
+#include <boost/asio/error.hpp>
+
+#include <algorithm>
+#include <charconv>
+
+namespace redlock::detail {
+
+namespace asio = boost::asio;
+
+void acquire_op::on_handed(std::uint32_t node, std::uint64_t poll_id) {
+  if (phase_ == phase::done || !may_be_handed_the_lock()) return;
+  // A grant on terms from before we last released on that master: the
+  // release may have run before or after ours there. Not counted; the next
+  // poll finds out (and takes the lock there if it is ours).
+  if (!handover_.handed(node, poll_id)) return wake();
+  if (!won_by_hand_over() && handover_.has_quorum()) {
+    // A quorum, but too little validity left (the polls they name are
+    // old). Poll again: the holds are ours, so that poll is granted there
+    // and counts from its own send time. Nothing is released here: a
+    // release while a poll is in flight would undo that poll's grants
+    // after they were counted (the nemesis caught this under a client
+    // clock jump).
+    handover_.forget({}, client_->next_request_id);
+    wake();
+  }
+}
+
+bool acquire_op::won_by_hand_over() {
+  auto held_for = std::min(options_.ttl, options_.queue_timeout);
+  auto until = handover_.window_end(held_for, options_.ttl, client_->options.drift_factor);
+  if (!until) return false;
+  auto left = *until - client_->now();
+  if (left <= options_.min_validity || left <= std::chrono::steady_clock::duration::zero()) return false;
+  if (cancelled()) {
+    abandon_handed();
+    complete(asio::error::operation_aborted, {});
+    return true;
+  }
+  std::vector<node_result> nodes;
+  for (std::uint32_t i = 0; i < client_->masters->size(); ++i)
+    nodes.push_back({(*client_->masters)[i].display(),
+                     handover_.counted_on(i) ? node_state::locked : node_state::pending, {}, {}});
+  if (phase_ == phase::waiting) timer_->cancel();
+  hold({*until, std::nullopt, std::move(nodes), held_for < options_.ttl});
+  return true;
+}
+
+void acquire_op::abandon_handed() {
+  auto nodes = handover_.counted();
+  release_abandoned(client_, options_.kind, key_, token_, latest_request_, nodes);
+  handover_.forget(nodes, client_->next_request_id);
+}
+
+// How many waiters are ahead of us on a quorum of masters (the quorum-th
+// smallest of the ranks the refusing masters reported); 0 if unknown.
+std::size_t acquire_op::rank_in_line(const quorum_round& f) const {
+  std::vector<std::int64_t> ranks;
+  for (auto& o : f.outcomes())
+    if (o.state == node_state::refused) ranks.push_back(o.value);
+  auto q = client_->quorum();
+  if (ranks.size() < q) return 0;
+  std::nth_element(ranks.begin(), ranks.begin() + static_cast<std::ptrdiff_t>(q - 1), ranks.end());
+  return static_cast<std::size_t>(ranks[q - 1]);
+}
+
+// ---- wake-ups (docs/algorithm.md, section 10) ------------------------------
+// Poll now: at once if we are between polls, else right after this one.
+void acquire_op::wake() {
+  if (phase_ == phase::waiting)
+    timer_->cancel();  // the timer's handler retries now
+  else if (phase_ == phase::attempting)
+    phase_ = phase::attempting_woken;
+}
+
+// Retry as soon as the holder releases, not after the whole delay: mutex
+// and reentrant waiters once the release is known on a quorum, a fair
+// waiter when its client's channel names it.
+void acquire_op::watch_releases() {
+  if (watch_id_) return;
+  channel_ = release_channel();
+  watch_id_ = client_->listener->watch(channel_, [weak = weak_from_this()](std::uint32_t node,
+                                                                             std::string_view payload) {
+    auto self = weak.lock();
+    if (!self || self->phase_ == phase::done) return;
+    if (self->options_.kind == lock_kind::fair) {
+      // '+<poll id> <field>': that master handed the lock to its head.
+      if (payload.starts_with('+')) {
+        auto space = payload.find(' ');
+        std::uint64_t poll_id = 0;
+        if (space == std::string_view::npos || payload.substr(space + 1) != self->token_) return;
+        std::from_chars(payload.data() + 1, payload.data() + space, poll_id);
+        self->release_heard_ = std::chrono::steady_clock::now();  // before it may complete us
+        return self->on_handed(node, poll_id);
+      }
+      // Only the head is named, so the first copy may wake it: if the
+      // others have not released yet, the next copy retries it again.
+      if (payload != self->token_) return;  // another of this client's waiters is first
+    } else if (!self->news_.heard(payload)) {
+      // Everyone hears mutex and reentrant releases: retrying before the
+      // lock is free on a quorum only fails, and once per copy per waiter.
+      return;
+    }
+    self->release_heard_ = std::chrono::steady_clock::now();
+    self->wake();
+  });
+}
+
+std::string acquire_op::release_channel() const {
+  return options_.kind == lock_kind::fair ? client_->fair_wake_channel(key_) : keys::released_channel(key_);
+}
+
+void acquire_op::cancel() {
+  if (phase_ == phase::done) return;
+  bool was_waiting = phase_ == phase::waiting;
+  phase_ = phase::cancelled;
+  if (was_waiting) timer_->cancel();
+}
+
+}  // namespace redlock::detail
