@@ -97,6 +97,7 @@ lock async_client::adopt(const std::string& name, const std::string& token, mill
   s->clock = impl_->options.clock;
   s->owner = impl_.get();
   s->set_valid_until(steady_time{});
+  s->has_window = false;  // until extended: no window of ours has ended
   // A hash field '<client id>:<owner>' (reentrant or fair: their release
   // is the same), or a mutex's random token.
   s->kind = token.find(':') == std::string::npos ? lock_kind::mutex : lock_kind::reentrant;
@@ -105,12 +106,12 @@ lock async_client::adopt(const std::string& name, const std::string& token, mill
   // object (its random id), so only that client's own later requests can
   // take a newer hold with it (docs/algorithm.md, section 7).
   if (s->kind != lock_kind::mutex) s->hold_id = detail::lock_state::adopted_hold_id;
-  return lock(std::move(s));
+  return detail::lock_access::make(std::move(s));
 }
 
 void async_client::start_release(lock l, asio::any_completion_handler<done_signature> handler) {
   if (!l) return fail_now(impl_->executor, std::move(handler), make_error_code(errc::empty_lock));
-  asio::dispatch(impl_->strand, [impl = impl_, s = l.state(), h = std::move(handler)]() mutable {
+  asio::dispatch(impl_->strand, [impl = impl_, s = detail::lock_access::state(l), h = std::move(handler)]() mutable {
     detail::start_release(std::move(impl), std::move(s), std::move(h));
   });
 }
@@ -119,7 +120,7 @@ void async_client::start_extend(lock l, milliseconds ttl, asio::any_completion_h
   if (!l) return fail_now(impl_->executor, std::move(handler), make_error_code(errc::empty_lock));
   if (auto bad = detail::check_ttl(ttl, impl_->options.node_timeout))
     return fail_now(impl_->executor, std::move(handler), bad.code);
-  asio::dispatch(impl_->strand, [impl = impl_, s = l.state(), ttl, h = std::move(handler)]() mutable {
+  asio::dispatch(impl_->strand, [impl = impl_, s = detail::lock_access::state(l), ttl, h = std::move(handler)]() mutable {
     detail::start_extend(std::move(impl), std::move(s), ttl, std::move(h));
   });
 }

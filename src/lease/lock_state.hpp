@@ -40,6 +40,9 @@ struct lock_state {
   std::function<void(lost_reason)> on_lost;
   std::shared_ptr<watchdog> dog;
   bool released = false;
+  /// False for an adopted lock until its first extend: it has had no window
+  /// of ours yet, so none has ended (strand only).
+  bool has_window = true;
 
   /// Adopted hash-kind locks (async_client::adopt): the hold id is unknown,
   /// so their extend and release act on any hold of their owner field
@@ -53,14 +56,27 @@ struct lock_state {
   }
   /// A round (extend, renewal, re-entry, fair confirmation) vouched for the
   /// lock until `until`. The window only moves later: no round of ours
-  /// shortens a key, so the earlier deadline still stands. A released lock
-  /// keeps none (strand only).
-  void extend_window(steady_time until) {
-    if (!released && until > get_valid_until()) set_valid_until(until);
+  /// shortens a key, so the earlier deadline still stands. A window that has
+  /// ended stays ended: from its end the client could not vouch for the lock
+  /// (another holder may have begun), so a round decided after it cannot
+  /// revive it. A released or lost lock keeps none. False when the window was
+  /// not moved for one of these reasons (strand only).
+  bool extend_window(steady_time until) {
+    if (released || lost.load() != 0 || (has_window && get_valid_until() <= now())) return false;
+    has_window = true;
+    if (until > get_valid_until()) set_valid_until(until);
+    return true;
   }
   /// The window has ended, or renewal gave the lock up: nothing may be
   /// built on this hold any more (no re-entry).
   bool lapsed() const { return lost.load() != 0 || get_valid_until() <= now(); }
+};
+
+/// How the library makes lock handles and reaches their state (both private
+/// in the public lock class).
+struct lock_access {
+  static lock make(std::shared_ptr<lock_state> state) noexcept { return lock(std::move(state)); }
+  static const std::shared_ptr<lock_state>& state(const lock& l) noexcept { return l.state_; }
 };
 
 }  // namespace redlock::detail

@@ -51,6 +51,9 @@ void watchdog::schedule(std::chrono::steady_clock::duration delay) {
 void watchdog::renew() {
   auto state = state_.lock();
   if (!state || state->released) return;
+  // The window ended while we slept (the client's clock jumped, or the
+  // process was paused): the lock is lost; a renewal must not revive it.
+  if (state->get_valid_until() <= state->now()) return declare_lost(lost_reason::expired);
   renew_(state, [self = shared_from_this()](error_code ec) { self->on_renewed(ec); });
 }
 
@@ -67,7 +70,8 @@ void watchdog::on_renewed(error_code ec) {
                                                                                  : lost_reason::expired);
   // Anything else (timeouts, errors, too late) is transient: try again while
   // validity remains.
-  if (remaining <= std::chrono::steady_clock::duration::zero()) return declare_lost(lost_reason::quorum_lost);
+  if (remaining <= std::chrono::steady_clock::duration::zero())
+    return declare_lost(ec == errc::validity_expired ? lost_reason::expired : lost_reason::quorum_lost);
   schedule(within_window(interval_ / 4 + std::chrono::milliseconds(1)));
 }
 

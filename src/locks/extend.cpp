@@ -22,10 +22,9 @@ void run_extend(const std::shared_ptr<client_impl>& client, const std::shared_pt
       auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(f.decided_at() - f.started_at());
       if (state->released)
         ec = errc::not_held;  // released while this round was in flight
-      else if (validity_left(ttl, elapsed, client->options.drift_factor) > std::chrono::microseconds(0))
-        state->extend_window(f.started_at() + ttl - drift_allowance(ttl, client->options.drift_factor));
-      else
-        ec = errc::validity_expired;
+      else if (validity_left(ttl, elapsed, client->options.drift_factor) <= std::chrono::microseconds(0) ||
+               !state->extend_window(f.started_at() + ttl - drift_allowance(ttl, client->options.drift_factor)))
+        ec = errc::validity_expired;  // too slow, or the window ended while the round was in flight
     }
     // A failed round changed nothing the window relies on: extend never
     // shortens a key (lua/extend.lua), so the window stays where it was.

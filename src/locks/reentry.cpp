@@ -49,9 +49,9 @@ class reentry_op : public std::enable_shared_from_this<reentry_op> {
  private:
   void on_decided(quorum_round& f) {
     auto why = lease_round_error(f);
-    // The owner's last release, or the loss of the lease, while this round
-    // was in flight ends the hold on every master, this level included.
-    if (!why && (held_->released || held_->lost.load() != 0)) why = errc::not_held;
+    // The owner's last release, the loss of the lease or the end of its
+    // window while this round was in flight ends the hold, this level included.
+    if (!why && (held_->released || held_->lapsed())) why = errc::not_held;
     if (!why && !f.decision().acquired(options_.ttl, client_->options.drift_factor, options_.min_validity))
       why = errc::validity_expired;
     if (!why) {
@@ -72,7 +72,7 @@ class reentry_op : public std::enable_shared_from_this<reentry_op> {
       auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started_);
       obs->on_acquire_result({held_->name, options_.kind, ec, took, rounds_});
     }
-    complete_handler(client_, std::move(handler_), ec, ec ? lock{} : lock(held_));
+    complete_handler(client_, std::move(handler_), ec, ec ? lock{} : lock_access::make(held_));
   }
 
   std::shared_ptr<client_impl> client_;

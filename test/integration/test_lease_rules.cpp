@@ -316,3 +316,29 @@ BOOST_DATA_TEST_CASE(an_adopted_lock_can_be_extended_and_released, bdata::make(e
   other.release(adopted);
   BOOST_TEST(eventually([&] { return m.holding("adopted") == 0u; }));
 }
+
+// Rule 3: a window that has ended stays ended. The client's clock jumps past
+// the window while the keys are still on every master (no real time passed):
+// an extend decided afterwards must not revive the window, and says so.
+// Before the rule it succeeded and the window came back.
+BOOST_DATA_TEST_CASE(an_extend_after_the_window_ended_does_not_revive_it, bdata::make(every_kind), kind) {
+  struct jumping_clock : redlock::clock_source {
+    std::atomic<long long> ahead_ms{0};
+    redlock::steady_time now() const noexcept override {
+      return steady::now() + std::chrono::milliseconds(ahead_ms.load());
+    }
+  };
+  masters m(3);
+  auto clock = std::make_shared<jumping_clock>();
+  auto copts = m.options(200ms);
+  copts.clock = clock;
+  redlock::client c(copts);
+  auto held = c.acquire("ended", options_for(kind, 10s));
+  BOOST_REQUIRE(eventually([&] { return m.holding("ended") == 3u; }));
+  clock->ahead_ms = 11000;  // past the 10 s window on the client's clock
+  BOOST_TEST(held.remaining_validity() <= 0ms);
+  BOOST_TEST(code_of([&] { c.extend(held, 10s); }) == errc::validity_expired);
+  BOOST_TEST(held.remaining_validity() <= 0ms, "the window came back: " << held.remaining_validity().count() << " ms");
+  c.release(held);  // the keys were ours all along: released everywhere
+  BOOST_TEST(eventually([&] { return m.holding("ended") == 0u; }));
+}
