@@ -35,7 +35,8 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
         queue_score_(static_cast<double>(
             std::chrono::duration_cast<std::chrono::microseconds>(asked_at.time_since_epoch()).count())),
         handover_(client_->masters->size(), client_->quorum()),
-        news_(client_->quorum()) {}
+        news_(client_->quorum()),
+        own_releases_before_(client_->own_releases_sent()) {}
 
   void start();
 
@@ -100,6 +101,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   std::size_t queue_rank_ = 0;  // fair: waiters ahead of us at the last attempt
   handover_ledger handover_;    // fair: grants releases handed us
   release_news news_;           // mutex, reentrant: releases heard, per master
+  std::uint64_t own_releases_before_;  // our own releases sent before we began are no news
   phase phase_ = phase::attempting;
   unsigned attempts_ = 0;
   unsigned abandoned_attempt_ = 0;  // the latest attempt that failed and was released

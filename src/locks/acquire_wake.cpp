@@ -104,9 +104,11 @@ void acquire_op::watch_releases() {
       // Only the head is named, so the first copy may wake it: if the
       // others have not released yet, the next copy retries it again.
       if (payload != self->token_) return;  // another of this client's waiters is first
-    } else if (!self->news_.heard(payload)) {
+    } else if (self->client_->own_release_before(payload, self->own_releases_before_) ||
+               !self->news_.heard(payload)) {
       // Everyone hears mutex and reentrant releases: retrying before the
-      // lock is free on a quorum only fails, and once per copy per waiter.
+      // lock is free on a quorum only fails, and once per copy per waiter;
+      // late copies of our own release from before we began are no news.
       return;
     }
     self->release_heard_ = std::chrono::steady_clock::now();

@@ -71,6 +71,19 @@ std::chrono::milliseconds client_impl::jittered(std::chrono::milliseconds base, 
   return std::max(std::chrono::milliseconds(0), base + std::chrono::milliseconds(d(jitter_rng_)));
 }
 
+void client_impl::note_own_release(std::string payload) {
+  // Enough for the releases whose copies may still be on their way.
+  constexpr std::size_t remembered = 64;
+  if (own_releases_.size() == remembered) own_releases_.pop_front();
+  own_releases_.emplace_back(std::move(payload), own_releases_sent_++);
+}
+
+bool client_impl::own_release_before(std::string_view payload, std::uint64_t before) const {
+  for (auto& [sent, number] : own_releases_)
+    if (sent == payload) return number < before;
+  return false;
+}
+
 void client_impl::shutdown() {
   if (stopped) return;
   stopped = true;

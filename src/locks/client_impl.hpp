@@ -13,6 +13,7 @@
 #include <boost/asio/ssl/context.hpp>
 
 #include <array>
+#include <deque>
 #include <memory>
 #include <random>
 #include <string>
@@ -62,6 +63,16 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   /// fair poll whose send time bounds its validity.
   std::uint64_t next_request_id = 1;
 
+  /// This client's own release announcements (a mutex token, a reentrant
+  /// release id), numbered in the order sent. Masters publish on their own
+  /// connections, so copies can arrive after a later acquisition of ours
+  /// began; a release sent before a waiter began is no news to it (the lock
+  /// was free, or taken again, before its first attempt).
+  void note_own_release(std::string payload);
+  std::uint64_t own_releases_sent() const noexcept { return own_releases_sent_; }
+  /// `payload` announces one of our releases numbered below `before`.
+  bool own_release_before(std::string_view payload, std::uint64_t before) const;
+
   /// Closes every connection now (the io_context will not run again).
   void shutdown();
   /// Stops new work and closes the connections once the releases in flight
@@ -74,6 +85,8 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   std::array<unsigned char, 4096> entropy_{};
   std::size_t entropy_used_ = sizeof(entropy_);
   std::mt19937_64 jitter_rng_;
+  std::deque<std::pair<std::string, std::uint64_t>> own_releases_;  // the latest ones
+  std::uint64_t own_releases_sent_ = 0;
 };
 
 }  // namespace redlock::detail

@@ -80,13 +80,16 @@ round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind ki
                         const std::string& token, std::uint64_t hold_id, bool last, bool wake,
                         quorum_round::decided_fn done) {
   auto publish = wake ? "1" : "0";
-  if (kind == lock_kind::mutex)
+  if (kind == lock_kind::mutex) {
+    if (wake) client->note_own_release(token);
     return as_release(round_ptr(new quorum_round(client->masters, scripts::mutex_release, {key},
                                            {token, keys::released_channel(key), publish}, classify_one_zero,
                                            std::move(done))));
+  }
   // The owner field is the same at every acquisition: the message carries a
   // fresh id instead, so waiters can tell this release from the next.
   auto release_id = wake && last ? client->new_token() : std::string();
+  if (!release_id.empty()) client->note_own_release(release_id);
   return as_release(round_ptr(new quorum_round(client->masters, scripts::reentrant_release,
                               {key, keys::queue(key), keys::queue_deadlines(key),
                                keys::queue_terms(key)},
