@@ -249,35 +249,8 @@ json::array stopped_masters::uris() const {
 // ---- misc ---------------------------------------------------------------------------
 
 std::string error_name(const boost::system::error_code& ec) {
-  using redlock::errc;
-  if (ec.category() == redlock::category()) {
-    switch (static_cast<errc>(ec.value())) {
-      case errc::empty_node_list: return "empty_node_list";
-      case errc::bad_uri: return "bad_uri";
-      case errc::bad_ttl: return "bad_ttl";
-      case errc::node_timeout_too_large: return "node_timeout_too_large";
-      case errc::empty_name: return "empty_name";
-      case errc::bad_drift_factor: return "bad_drift_factor";
-      case errc::bad_option: return "bad_option";
-      case errc::not_acquired: return "not_acquired";
-      case errc::validity_expired: return "validity_expired";
-      case errc::not_held: return "not_held";
-      case errc::empty_lock: return "empty_lock";
-      case errc::timeout: return "timeout";
-      case errc::not_connected: return "not_connected";
-      case errc::connection_lost: return "connection_lost";
-      case errc::auth_failed: return "auth_failed";
-      case errc::wrong_type: return "wrong_type";
-      case errc::out_of_memory: return "out_of_memory";
-      case errc::read_only: return "read_only";
-      case errc::server_error: return "server_error";
-      case errc::protocol_error: return "protocol_error";
-      case errc::reply_too_large: return "reply_too_large";
-      case errc::too_many_pending: return "too_many_pending";
-      case errc::shutting_down: return "shutting_down";
-      default: break;  // a code added after this list: named by its message below
-    }
-  }
+  // The library names its own codes (every one, including those added later).
+  if (ec.category() == redlock::category()) return std::string(redlock::errc_name(static_cast<redlock::errc>(ec.value())));
   return std::string(ec.category().name()) + ":" + std::to_string(ec.value()) + " (" + ec.message() + ")";
 }
 

@@ -10,6 +10,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace redlock {
 
@@ -34,6 +36,20 @@ class REDLOCK_EXPORT client {
   /// Throws errc::not_held if the lock had already been lost.
   void release(const lock& l);
   void extend(const lock& l, milliseconds ttl);
+  /// Each master's view of `name` (async_client::async_status). Read-only.
+  std::vector<node_status> status(const std::string& name);
+  /// A handle for a lock acquired elsewhere (async_client::adopt).
+  lock adopt(const std::string& name, const std::string& token, milliseconds ttl) const;
+
+  /// The same calls reporting failure through `ec` instead of throwing (as
+  /// in Boost.Beast): every error the throwing form would throw, including
+  /// bad options; only a call from the client's own I/O thread still throws
+  /// std::logic_error. acquire() sets errc::not_acquired when the attempts or
+  /// the wait ran out, and returns an empty lock on any failure.
+  lock acquire(const std::string& name, const acquire_options& opts, boost::system::error_code& ec);
+  void release(const lock& l, boost::system::error_code& ec);
+  void extend(const lock& l, milliseconds ttl, boost::system::error_code& ec);
+  std::vector<node_status> status(const std::string& name, boost::system::error_code& ec);
 
   /// acquire() wrapped in a guard that releases when it goes out of scope.
   guard lock_guard(const std::string& name, const acquire_options& opts = {});
@@ -42,6 +58,14 @@ class REDLOCK_EXPORT client {
   async_client& async() noexcept;
 
  private:
+  // Each waits for the async operation on the I/O thread; none throws but
+  // for a call from that thread. `message`: why a check failed.
+  std::pair<boost::system::error_code, lock> wait_acquire(const std::string& name, const acquire_options& given,
+                                                          std::string& message);
+  boost::system::error_code wait_release(const lock& l);
+  boost::system::error_code wait_extend(const lock& l, milliseconds ttl, std::string& message);
+  std::pair<boost::system::error_code, std::vector<node_status>> wait_status(const std::string& name);
+
   struct io_thread;
   std::unique_ptr<io_thread> io_;
   std::unique_ptr<async_client> async_;

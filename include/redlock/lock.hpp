@@ -22,6 +22,7 @@ namespace redlock {
 
 namespace detail {
 struct lock_state;
+struct lock_access;
 }
 
 /// What one master said during the acquisition round.
@@ -77,11 +78,9 @@ class REDLOCK_EXPORT lock {
   /// Each master's answer to the acquisition round, in node order.
   const std::vector<node_result>& nodes() const;
 
-  /// Internal: the state shared with the client.
-  const std::shared_ptr<detail::lock_state>& state() const noexcept { return state_; }
-  explicit lock(std::shared_ptr<detail::lock_state> s) noexcept : state_(std::move(s)) {}
-
  private:
+  friend struct detail::lock_access;  // the library makes handles and reaches their state
+  explicit lock(std::shared_ptr<detail::lock_state> s) noexcept : state_(std::move(s)) {}
   std::shared_ptr<detail::lock_state> state_;
 };
 

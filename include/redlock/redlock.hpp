@@ -9,6 +9,7 @@
 #include <redlock/error.hpp>
 #include <redlock/fenced_store.hpp>
 #include <redlock/lock.hpp>
+#include <redlock/mutex.hpp>
 #include <redlock/observer.hpp>
 #include <redlock/options.hpp>
 #include <redlock/version.hpp>

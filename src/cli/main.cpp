@@ -78,27 +78,13 @@ common read_common(const po::variables_map& vm) {
 }
 
 int exit_code_for(const boost::system::error_code& ec) {
-  using redlock::errc;
-  if (ec.category() != redlock::category()) return ex_unavailable;
-  switch (static_cast<errc>(ec.value())) {
-    case errc::not_acquired:
-    case errc::validity_expired:
-    case errc::not_held:
-    case errc::timeout:
-      return ex_tempfail;
-    case errc::wrong_type:
-      return ex_dataerr;
-    case errc::empty_node_list:
-    case errc::bad_uri:
-    case errc::bad_ttl:
-    case errc::node_timeout_too_large:
-    case errc::empty_name:
-    case errc::bad_drift_factor:
-    case errc::bad_option:
-      return ex_usage;
-    default:
-      return ex_unavailable;
-  }
+  using redlock::condition;
+  // wrong_type is an invalid_argument, but "the key holds someone else's
+  // data" has its own status (EX_DATAERR) so scripts can tell it apart.
+  if (ec == redlock::errc::wrong_type) return ex_dataerr;
+  if (ec == condition::invalid_argument) return ex_usage;
+  if (ec == condition::contended || ec == condition::lost || ec == redlock::errc::timeout) return ex_tempfail;
+  return ex_unavailable;
 }
 
 const char* reason_name(redlock::lost_reason r) {

@@ -75,9 +75,13 @@ namespace {
 
 }  // namespace
 
-std::optional<lock> client::try_acquire(const std::string& name, const acquire_options& given) {
+std::pair<error_code, lock> client::wait_acquire(const std::string& name, const acquire_options& given,
+                                                 std::string& message) {
   io_->check_not_io_thread();
-  if (auto bad = detail::check_acquire(name, given, async_->options().node_timeout)) throw_error(bad.code, bad.message);
+  if (auto bad = detail::check_acquire(name, given, async_->options().node_timeout)) {
+    message = bad.message;
+    return {bad.code, lock{}};
+  }
   // Reentrant and fair locks belong to the calling thread unless told otherwise.
   acquire_options opts = given;
   if (opts.kind != lock_kind::mutex && opts.owner.empty()) {
@@ -88,8 +92,46 @@ std::optional<lock> client::try_acquire(const std::string& name, const acquire_o
   std::promise<std::pair<error_code, lock>> result;
   auto f = result.get_future();
   async_->async_acquire(name, opts, [&result](error_code ec, lock l) { result.set_value({ec, std::move(l)}); });
-  auto [ec, l] = f.get();
+  return f.get();
+}
+
+error_code client::wait_release(const lock& l) {
+  io_->check_not_io_thread();
+  std::promise<error_code> result;
+  auto f = result.get_future();
+  async_->async_release(l, [&result](error_code ec) { result.set_value(ec); });
+  return f.get();
+}
+
+error_code client::wait_extend(const lock& l, milliseconds ttl, std::string& message) {
+  io_->check_not_io_thread();
+  if (l) {
+    if (auto bad = detail::check_ttl(ttl, async_->options().node_timeout)) {
+      message = bad.message;
+      return bad.code;
+    }
+  }
+  std::promise<error_code> result;
+  auto f = result.get_future();
+  async_->async_extend(l, ttl, [&result](error_code ec) { result.set_value(ec); });
+  return f.get();
+}
+
+std::pair<error_code, std::vector<node_status>> client::wait_status(const std::string& name) {
+  io_->check_not_io_thread();
+  std::promise<std::pair<error_code, std::vector<node_status>>> result;
+  auto f = result.get_future();
+  async_->async_status(name, [&result](error_code ec, std::vector<node_status> s) {
+    result.set_value({ec, std::move(s)});
+  });
+  return f.get();
+}
+
+std::optional<lock> client::try_acquire(const std::string& name, const acquire_options& given) {
+  std::string message;
+  auto [ec, l] = wait_acquire(name, given, message);
   if (!ec) return std::move(l);
+  if (!message.empty()) throw_error(ec, message);
   if (ec == errc::not_acquired || ec == errc::validity_expired) return std::nullopt;
   throw_failed(ec, "acquire '" + name + "'");
 }
@@ -101,22 +143,46 @@ lock client::acquire(const std::string& name, const acquire_options& opts) {
 }
 
 void client::release(const lock& l) {
-  io_->check_not_io_thread();
-  std::promise<error_code> result;
-  auto f = result.get_future();
-  async_->async_release(l, [&result](error_code ec) { result.set_value(ec); });
-  if (auto ec = f.get()) throw_failed(ec, l ? "release '" + l.name() + "'" : "release");
+  if (auto ec = wait_release(l)) throw_failed(ec, l ? "release '" + l.name() + "'" : "release");
 }
 
 void client::extend(const lock& l, milliseconds ttl) {
-  io_->check_not_io_thread();
-  if (l) {
-    if (auto bad = detail::check_ttl(ttl, async_->options().node_timeout)) throw_error(bad.code, bad.message);
-  }
-  std::promise<error_code> result;
-  auto f = result.get_future();
-  async_->async_extend(l, ttl, [&result](error_code ec) { result.set_value(ec); });
-  if (auto ec = f.get()) throw_failed(ec, l ? "extend '" + l.name() + "'" : "extend");
+  std::string message;
+  auto ec = wait_extend(l, ttl, message);
+  if (ec && !message.empty()) throw_error(ec, message);
+  if (ec) throw_failed(ec, l ? "extend '" + l.name() + "'" : "extend");
+}
+
+std::vector<node_status> client::status(const std::string& name) {
+  auto [ec, nodes] = wait_status(name);
+  if (ec) throw_failed(ec, "status '" + name + "'");
+  return std::move(nodes);
+}
+
+lock client::adopt(const std::string& name, const std::string& token, milliseconds ttl) const {
+  return async_->adopt(name, token, ttl);
+}
+
+lock client::acquire(const std::string& name, const acquire_options& opts, error_code& ec) {
+  std::string message;
+  auto [result, l] = wait_acquire(name, opts, message);
+  // A refusal that was not retried into success reads as "not acquired",
+  // as the throwing form says.
+  ec = result == errc::validity_expired ? make_error_code(errc::not_acquired) : result;
+  return ec ? lock{} : std::move(l);
+}
+
+void client::release(const lock& l, error_code& ec) { ec = wait_release(l); }
+
+void client::extend(const lock& l, milliseconds ttl, error_code& ec) {
+  std::string message;
+  ec = wait_extend(l, ttl, message);
+}
+
+std::vector<node_status> client::status(const std::string& name, error_code& ec) {
+  auto [result, nodes] = wait_status(name);
+  ec = result;
+  return ec ? std::vector<node_status>{} : std::move(nodes);
 }
 
 guard client::lock_guard(const std::string& name, const acquire_options& opts) {

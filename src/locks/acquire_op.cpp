@@ -201,7 +201,7 @@ void acquire_op::hold(win w) {
   auto state = new_lock_state(*client_, options_,
                               {name_, key_, token_, latest_request_, w.valid_until, w.fence, std::move(w.nodes)});
   begin_holding(client_, state, options_, w.confirm_handover);
-  complete({}, lock(std::move(state)));
+  complete({}, lock_access::make(std::move(state)));
 }
 
 void acquire_op::complete(error_code ec, lock l) {
