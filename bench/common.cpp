@@ -39,56 +39,17 @@ json::object to_json(const summary& s, int decimals) {
 // ---- masters ------------------------------------------------------------------------
 
 master parse_master(const std::string& uri) {
+  std::string why;
+  auto parsed = redlock::parse_node_uri(uri, why);  // the client's own parser
+  if (!parsed) throw std::invalid_argument(why);
   master m;
   m.uri = uri;
-  std::string_view rest = uri;
-  auto bad = [&](const std::string& why) { return std::invalid_argument("node '" + uri + "': " + why); };
-  if (rest.starts_with("redis://")) {
-    rest.remove_prefix(8);
-  } else if (rest.starts_with("rediss://")) {
-    rest.remove_prefix(9);
-    m.tls = true;
-  } else {
-    throw bad("expected redis://[user:password@]host[:port][/db] or rediss://...");
-  }
-  if (auto slash = rest.find('/'); slash != std::string_view::npos) {
-    auto path = rest.substr(slash + 1);
-    rest = rest.substr(0, slash);
-    if (!path.empty()) {
-      auto [end, ec] = std::from_chars(path.data(), path.data() + path.size(), m.db);
-      if (ec != std::errc() || end != path.data() + path.size()) throw bad("bad database number");
-    }
-  }
-  if (auto at = rest.rfind('@'); at != std::string_view::npos) {
-    auto userinfo = rest.substr(0, at);
-    rest = rest.substr(at + 1);
-    if (auto colon = userinfo.find(':'); colon != std::string_view::npos) {
-      m.user = userinfo.substr(0, colon);
-      m.password = userinfo.substr(colon + 1);
-    } else {
-      m.password = userinfo;  // redis://secret@host: a password, as the library reads it
-    }
-  }
-  std::string_view port;
-  if (rest.starts_with('[')) {
-    auto close = rest.find(']');
-    if (close == std::string_view::npos) throw bad("unterminated IPv6 literal");
-    m.host = rest.substr(1, close - 1);
-    rest.remove_prefix(close + 1);
-    if (rest.starts_with(':')) port = rest.substr(1);
-  } else if (auto colon = rest.rfind(':'); colon != std::string_view::npos) {
-    m.host = rest.substr(0, colon);
-    port = rest.substr(colon + 1);
-  } else {
-    m.host = rest;
-  }
-  if (m.host.empty()) throw bad("no host");
-  if (!port.empty()) {
-    unsigned p = 0;
-    auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
-    if (ec != std::errc() || end != port.data() + port.size() || p == 0 || p > 65535) throw bad("bad port");
-    m.port = static_cast<std::uint16_t>(p);
-  }
+  m.host = parsed->host;
+  m.port = parsed->port;
+  m.user = parsed->user;
+  m.password = parsed->password;
+  m.db = parsed->db;
+  m.tls = parsed->tls;
   return m;
 }
 

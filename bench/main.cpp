@@ -9,6 +9,7 @@
 // figures as JSON. Exit status: 0 when the run completed; 1 on a bad option
 // or a scenario that could not run; 3 when `contended` saw overlapping holders.
 #include "bench.hpp"
+#include "duration.hpp"
 
 #include <boost/program_options.hpp>
 
@@ -54,34 +55,12 @@ const scenario all_scenarios[] = {
     {"no_quorum", run_no_quorum, "a majority SIGSTOPped: single attempts until failure"},
 };
 
-// "50", "50ms", "10s", "1.5s" -> milliseconds (a bare number is milliseconds).
-milliseconds parse_duration(const std::string& text, const char* what) {
-  std::size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (...) {
-    throw po::error(std::string("--") + what + ": '" + text + "' is not a duration (e.g. 50ms, 10s)");
-  }
-  std::string unit = text.substr(used);
-  double ms = 0;
-  if (unit.empty() || unit == "ms")
-    ms = value;
-  else if (unit == "s")
-    ms = value * 1000;
-  else
-    throw po::error(std::string("--") + what + ": unknown unit '" + unit + "' (ms or s)");
-  if (ms < 1) throw po::error(std::string("--") + what + ": must be at least 1 ms");
-  return milliseconds(static_cast<long long>(ms));
-}
-
-std::vector<std::string> split(const std::string& text, char sep) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, sep))
-    if (!item.empty()) out.push_back(item);
-  return out;
+// A duration with a unit (50ms, 10s), as the CLI reads it; at least 1 ms.
+milliseconds duration_option(const std::string& text, const char* what) {
+  auto d = redlock::cli::parse_duration(text);
+  if (!d) throw po::error(std::string("--") + what + ": '" + text + "' is not a duration (e.g. 50ms, 10s)");
+  if (*d < milliseconds(1)) throw po::error(std::string("--") + what + ": must be at least 1 ms");
+  return *d;
 }
 
 std::string utc_timestamp() {
@@ -284,13 +263,13 @@ int main(int argc, char** argv) {
       for (auto& sc : all_scenarios) std::cout << "  " << std::left << std::setw(13) << sc.name << sc.what << "\n";
       return 0;
     }
-    s.node_timeout = parse_duration(node_timeout_arg, "node-timeout");
-    s.ttl = parse_duration(ttl_arg, "ttl");
+    s.node_timeout = duration_option(node_timeout_arg, "node-timeout");
+    s.ttl = duration_option(ttl_arg, "ttl");
     if (s.node_timeout >= s.ttl) throw po::error("--node-timeout must be smaller than --ttl");
     if (s.workers < 2 || s.workers > 64) throw po::error("--workers must be between 2 and 64");
     std::vector<std::string> names;
     for (auto& a : scenario_args)
-      for (auto& n : split(a, ',')) names.push_back(n);
+      for (auto& n : redlock::cli::split_list(a)) names.push_back(n);
     for (auto& sc : all_scenarios)
       if (names.empty() || std::find(names.begin(), names.end(), sc.name) != names.end()) selected.push_back(&sc);
     for (auto& n : names)
@@ -299,7 +278,7 @@ int main(int argc, char** argv) {
         throw po::error("unknown scenario '" + n + "'");
     if (!pidfiles.empty() && nodes_arg.empty()) throw po::error("--pidfiles needs --nodes");
     if (!nodes_arg.empty()) {
-      for (auto& u : split(nodes_arg, ',')) s.masters.push_back(parse_master(u));
+      for (auto& u : redlock::cli::split_list(nodes_arg)) s.masters.push_back(parse_master(u));
       if (s.masters.empty()) throw po::error("--nodes: no URI given");
     }
   } catch (const std::exception& e) {

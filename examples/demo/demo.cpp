@@ -13,6 +13,7 @@
 //   redlock-demo --nodes URI,URI,...  uses your masters (no faults injected;
 //                                     every key it touches contains redlock-demo:)
 #include "demo.hpp"
+#include "duration.hpp"
 
 #include <redlock/redlock.hpp>
 
@@ -20,7 +21,6 @@
 
 #include <functional>
 #include <iostream>
-#include <sstream>
 
 namespace po = boost::program_options;
 
@@ -29,14 +29,6 @@ namespace po = boost::program_options;
 #endif
 
 namespace {
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 // Runs one part; an error (a master or the storage unreachable, ...) fails
 // that part and the demo goes on with the next. Ctrl-C ends the demo.
@@ -94,7 +86,7 @@ int main(int argc, char** argv) {
       for (auto& m : s.local) s.nodes.push_back(m->uri());
       s.storage = demo::parse_endpoint(storage_server->uri());
     } else {
-      s.nodes = split(nodes_arg);
+      s.nodes = redlock::cli::split_list(nodes_arg);
       if (s.nodes.empty()) throw redlock::error(redlock::errc::empty_node_list, "--nodes lists no URI");
       s.storage = demo::parse_endpoint(s.nodes.front());
       std::cout << "Using your " << s.nodes.size() << " masters; the first one also holds the storage keys. Every key\n"

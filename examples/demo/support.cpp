@@ -2,8 +2,7 @@
 #include "demo.hpp"
 
 #include <redlock/error.hpp>
-
-#include <boost/url/parse.hpp>
+#include <redlock/node_uri.hpp>
 
 #include <atomic>
 #include <csignal>
@@ -13,18 +12,16 @@
 namespace demo {
 
 endpoint parse_endpoint(const std::string& uri) {
-  auto u = boost::urls::parse_uri(uri);
-  if (!u || u->host().empty()) throw redlock::error(redlock::errc::bad_uri, "'" + uri + "' is not a redis:// URI");
+  std::string why;
+  auto u = redlock::parse_node_uri(uri, why);  // the client's own parser
+  if (!u) throw redlock::error(redlock::errc::bad_uri, why);
   endpoint e;
   e.uri = uri;
-  e.host = u->host_address();
-  if (u->has_port()) e.port = std::stoi(std::string(u->port()));
-  if (u->has_password()) {
-    e.user = u->user();
-    e.password = u->password();
-  }
-  std::string path = u->path();
-  if (path.size() > 1) e.db = std::stoi(path.substr(1));
+  e.host = u->host;
+  e.port = u->port;
+  e.user = u->user;
+  e.password = u->password;
+  e.db = u->db;
   return e;
 }
 

@@ -12,11 +12,14 @@
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
+#include <boost/asio/deferred.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace redlock {
@@ -25,16 +28,35 @@ namespace detail {
 class client_impl;
 }
 
+/// What a lock's key holds on one master.
+enum class key_content {
+  free,     ///< no key
+  mutex,    ///< a mutex: `node_status::token` is the holder's token
+  owners,   ///< a reentrant or fair lock: `node_status::owners` hold it
+  foreign,  ///< someone else's data under the lock's name (`foreign_type`); never touched
+};
+
+/// One owner of a reentrant or fair lock on one master.
+struct owner_hold {
+  std::string owner;        ///< the owner field, "<client id>:<owner>"
+  std::uint64_t count = 0;  ///< how many times it entered
+};
+
 /// One master's view of a lock (async_client::async_status).
 struct node_status {
   std::string node;                 ///< URI without the password
-  boost::system::error_code error;  ///< set when the master did not answer
-  std::string type;                 ///< "none", "string" (a lock), or another type (someone's data)
-  std::string holder;               ///< the holder's token for a string key
+  boost::system::error_code error;  ///< set when the master did not answer (the rest is then empty)
+  key_content content = key_content::free;
+  std::string token;                   ///< content == mutex: the holder's token
+  std::vector<owner_hold> owners;      ///< content == owners: who holds it
+  std::string foreign_type;            ///< content == foreign: the key's Redis type ("list", "hash", ...)
   std::chrono::milliseconds pttl{-2};  ///< as PTTL: -2 no key, -1 no expiry
   std::optional<std::uint64_t> fence;  ///< the fence counter, if any
-  std::string waiters;              ///< fair locks: queued owner fields, in order, comma-separated
+  std::vector<std::string> waiters;    ///< fair locks: the queued owner fields, in order
 };
+
+/// "free", "mutex", "owners", "foreign": for logs and machine-readable output.
+REDLOCK_EXPORT std::string_view key_content_name(key_content c) noexcept;
 
 /// The asynchronous client: one connection per master on the given
 /// executor; thread-safe to call from any thread.

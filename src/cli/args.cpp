@@ -7,7 +7,7 @@
 #include <boost/program_options/positional_options.hpp>
 
 #include <cstdlib>
-#include <sstream>
+#include <iostream>
 
 namespace redlock::cli {
 
@@ -31,6 +31,10 @@ po::variables_map parse(const std::vector<std::string>& args, po::options_descri
   } catch (const po::error& e) {
     usage(e.what());
   }
+  if (vm.count("help")) {
+    std::cout << d;
+    throw help_shown{};
+  }
   if (command && vm.count("command")) *command = vm["command"].as<std::vector<std::string>>();
   return vm;
 }
@@ -50,10 +54,7 @@ std::vector<std::string> nodes_arg(const boost::program_options::variables_map& 
     list = vm["nodes"].as<std::string>();
   else if (const char* env = std::getenv("REDLOCK_NODES"))
     list = env;
-  std::vector<std::string> out;
-  std::stringstream in(list);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) out.push_back(item);
+  auto out = split_list(list);
   if (out.empty()) usage("no masters: give --nodes URI,... or set REDLOCK_NODES");
   return out;
 }

@@ -19,8 +19,13 @@ struct usage_error : std::runtime_error {
 };
 [[noreturn]] void usage(const std::string& why);
 
+/// Thrown by parse() once it printed a subcommand's --help: main exits 0.
+struct help_shown {};
+
 /// Parses `args` against `options`; with `command`, the words after the
-/// options (after --) go there. Usage error on anything unknown or malformed.
+/// options (after --) go there. Usage error on anything unknown or malformed;
+/// with --help (which every subcommand's options carry), prints the options
+/// and throws help_shown.
 boost::program_options::variables_map parse(const std::vector<std::string>& args,
                                             boost::program_options::options_description& options,
                                             std::vector<std::string>* command = nullptr);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "doctor.hpp"
+#include "commands.hpp"
 
 #include "args.hpp"
 
@@ -73,10 +73,6 @@ int doctor(const std::vector<std::string>& args) {
       "round-trips", po::value<unsigned>(), "PINGs per master for the round-trip p99 (default 50)")(
       "json", "machine-readable output")("verbose,v", "also print what was read from each master")("help,h", "this help");
   auto vm = parse(args, d);
-  if (vm.count("help")) {
-    std::cout << d;
-    return 0;
-  }
   client_options client;
   client.nodes = nodes_arg(vm);
   client.node_timeout = duration_arg(vm, "node-timeout", 50ms);

@@ -28,4 +28,16 @@ std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
   return std::chrono::milliseconds(number * scale);
 }
 
+std::vector<std::string> split_list(std::string_view text, char separator) {
+  std::vector<std::string> out;
+  while (!text.empty()) {
+    auto end = text.find(separator);
+    auto item = text.substr(0, end);
+    if (!item.empty()) out.emplace_back(item);
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
+  }
+  return out;
+}
+
 }  // namespace redlock::cli

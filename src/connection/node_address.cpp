@@ -6,9 +6,9 @@
 
 #include <charconv>
 
-namespace redlock::detail {
+namespace redlock {
 
-std::string node_address::display() const {
+std::string node_uri::display() const {
   std::string out = tls ? "rediss://" : "redis://";
   if (!user.empty() || !password.empty()) out += (user.empty() ? "" : user) + ":***@";
   bool v6 = host.find(':') != std::string::npos;
@@ -18,7 +18,7 @@ std::string node_address::display() const {
   return out;
 }
 
-std::optional<node_address> parse_node_uri(std::string_view text, std::string& why) {
+std::optional<node_uri> parse_node_uri(std::string_view text, std::string& why) {
   auto quoted = "'" + std::string(text) + "'";
   auto parsed = boost::urls::parse_uri(text);
   if (!parsed) {
@@ -26,7 +26,7 @@ std::optional<node_address> parse_node_uri(std::string_view text, std::string& w
     return std::nullopt;
   }
   const boost::urls::url_view& u = *parsed;
-  node_address a;
+  node_uri a;
   if (u.scheme() == "redis") {
     a.tls = false;
   } else if (u.scheme() == "rediss") {
@@ -79,4 +79,4 @@ std::optional<node_address> parse_node_uri(std::string_view text, std::string& w
   return a;
 }
 
-}  // namespace redlock::detail
+}  // namespace redlock

@@ -151,7 +151,8 @@ BOOST_AUTO_TEST_CASE(cli_acquire_extend_status_release_for_shell_scripts) {
   BOOST_TEST(s.code == 0);
   auto st = boost::json::parse(s.out).as_object();
   for (auto& n : st.at("nodes").as_array()) {
-    BOOST_TEST(std::string(n.at("holder").as_string()) == token);
+    BOOST_TEST(std::string(n.at("holds").as_string()) == "mutex");
+    BOOST_TEST(std::string(n.at("token").as_string()) == token);
     BOOST_TEST(n.at("pttl_ms").as_int64() > 20000);
   }
   BOOST_TEST(cli(nodes, "release --name shell --token not-the-token").code == 75);

@@ -364,7 +364,8 @@ BOOST_AUTO_TEST_CASE(sync_client_reports_through_error_codes_reads_status_and_ad
   BOOST_REQUIRE(seen.size() == 3u);
   for (auto& s : seen) {
     BOOST_TEST(!s.error);
-    BOOST_TEST(s.holder == held.token());
+    BOOST_TEST((s.content == redlock::key_content::mutex));
+    BOOST_TEST(s.token == held.token());
     BOOST_TEST(s.pttl.count() > 0);
   }
   b.status("", ec);

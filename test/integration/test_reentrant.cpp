@@ -187,3 +187,46 @@ BOOST_AUTO_TEST_CASE(reentrant_requests_older_than_the_hold_leave_it_alone) {
   BOOST_TEST(release("1", "6") == "0");
   BOOST_TEST(release("1", "7") == "1");
 }
+
+// status reports each master's view typed: owners with their counts (an owner
+// name may hold any character, so nothing is split on ',' or '='), the fair
+// queue in order, and someone else's data as foreign, never as a lock.
+BOOST_AUTO_TEST_CASE(status_reports_owners_waiters_and_foreign_data_typed) {
+  masters m(3);
+  redlock::client c(m.options());
+  redlock::acquire_options o = reentrant();
+  o.owner = "job,a=b";  // separators of the old joined form
+  auto held = c.acquire("st", o);
+  c.acquire("st", o);
+  m[0].command({"ZADD", keys::queue("st"), "1", "c9:w1"});
+  m[0].command({"ZADD", keys::queue("st"), "2", "c9:w,2"});
+  m[1].command({"DEL", "st"});
+  m[1].command({"HSET", "st", "colour", "blue"});  // a hash, but not a lock's
+  m[2].command({"DEL", "st"});
+  m[2].command({"RPUSH", "st", "x"});
+
+  auto nodes = c.status("st");
+  BOOST_REQUIRE(nodes.size() == 3u);
+  BOOST_TEST(!nodes[0].error);
+  BOOST_TEST((nodes[0].content == redlock::key_content::owners));
+  BOOST_REQUIRE(nodes[0].owners.size() == 1u);  // ':hold-id' is bookkeeping, not an owner
+  BOOST_TEST(nodes[0].owners[0].owner == held.token());
+  BOOST_TEST(nodes[0].owners[0].count == 2u);
+  BOOST_TEST(nodes[0].pttl.count() > 0);
+  BOOST_TEST((nodes[0].waiters == std::vector<std::string>{"c9:w1", "c9:w,2"}));
+  BOOST_TEST((nodes[1].content == redlock::key_content::foreign));
+  BOOST_TEST(nodes[1].foreign_type == "hash");
+  BOOST_TEST(nodes[1].owners.empty());
+  BOOST_TEST((nodes[2].content == redlock::key_content::foreign));
+  BOOST_TEST(nodes[2].foreign_type == "list");
+  BOOST_TEST(nodes[2].pttl.count() == -1);
+  BOOST_TEST(m[1].command({"HGET", "st", "colour"}) == "blue");  // read-only: nothing touched
+
+  c.status("never-taken");
+  auto none = c.status("never-taken");
+  for (auto& n : none) {
+    BOOST_TEST((n.content == redlock::key_content::free));
+    BOOST_TEST(n.pttl.count() == -2);
+    BOOST_TEST(!n.fence);
+  }
+}

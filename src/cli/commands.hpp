@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: Apache-2.0
+// The `redlock` subcommands, one entry point each: the arguments after the
+// subcommand's name in, the exit status out (usage errors and library
+// errors are thrown; main turns them into a line and a status).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace redlock::cli {
+
+/// redlock run: holds the lock, renewed, while COMMAND runs (run.cpp).
+int run(const std::vector<std::string>& args);
+/// redlock acquire / extend / release: a lock handed between shell commands
+/// by its token (lock_commands.cpp).
+int acquire(const std::vector<std::string>& args);
+int extend_or_release(const std::vector<std::string>& args, bool extend);
+/// redlock status: each master's view of one lock (status.cpp).
+int status(const std::vector<std::string>& args);
+/// redlock doctor: audits the masters; 0 nothing found, 1 warnings only, 2
+/// at least one error (doctor.cpp).
+int doctor(const std::vector<std::string>& args);
+
+}  // namespace redlock::cli

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lock_args.hpp"
+
+#include <boost/json.hpp>
+
+#include <cstdlib>
+#include <iostream>
+#include <unistd.h>
+
+namespace redlock::cli {
+
+namespace po = boost::program_options;
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+void add_common(po::options_description& d) {
+  d.add_options()("nodes", po::value<std::string>(), "comma-separated redis:// URIs (default: $REDLOCK_NODES)")(
+      "name", po::value<std::string>(), "lock name")("node-timeout", po::value<std::string>(),
+                                                     "per-master deadline (default 50ms)")(
+      "prefix", po::value<std::string>(), "key prefix")(
+      "tls-ca", po::value<std::string>(), "CA file to verify rediss:// masters (default: $REDLOCK_TLS_CA, else the system store)")(
+      "json", "machine-readable output")("help,h", "this help");
+}
+
+common read_common(const po::variables_map& vm) {
+  common c;
+  c.client.nodes = redlock::cli::nodes_arg(vm);
+  c.client.node_timeout = duration_arg(vm, "node-timeout", 50ms);
+  if (vm.count("prefix")) c.client.key_prefix = vm["prefix"].as<std::string>();
+  if (vm.count("tls-ca"))
+    c.client.tls_ca_file = vm["tls-ca"].as<std::string>();
+  else if (const char* env = std::getenv("REDLOCK_TLS_CA"))
+    c.client.tls_ca_file = env;
+  if (!vm.count("name") || vm["name"].as<std::string>().empty()) usage("--name is required (and must not be empty)");
+  c.name = vm["name"].as<std::string>();
+  c.json = vm.count("json") > 0;
+  return c;
+}
+
+void add_acquire_options(po::options_description& d) {
+  d.add_options()("ttl", po::value<std::string>(), "lease time (default 10s)")(
+      "wait", po::value<std::string>(), "how long to keep trying (default 0s: one attempt)")(
+      "fenced", "also obtain a fencing token")("kind", po::value<std::string>(), "mutex (default), reentrant or fair");
+}
+
+redlock::acquire_options read_acquire(const po::variables_map& vm) {
+  redlock::acquire_options a;
+  a.ttl = duration_arg(vm, "ttl", 10s);
+  a.wait = duration_arg(vm, "wait", 0s);
+  a.fenced = vm.count("fenced") > 0;
+  if (vm.count("kind")) {
+    auto k = vm["kind"].as<std::string>();
+    if (k == "mutex")
+      a.kind = redlock::lock_kind::mutex;
+    else if (k == "reentrant")
+      a.kind = redlock::lock_kind::reentrant;
+    else if (k == "fair")
+      a.kind = redlock::lock_kind::fair;
+    else
+      usage("--kind '" + k + "' is not a lock kind (mutex, reentrant, fair)");
+    // One process is one owner: shell scripts hand the token between commands.
+    if (a.kind != redlock::lock_kind::mutex) a.owner = "pid" + std::to_string(::getpid());
+  }
+  return a;
+}
+
+std::string token_arg(const po::variables_map& vm) {
+  if (vm.count("token")) return vm["token"].as<std::string>();
+  if (const char* env = std::getenv("REDLOCK_TOKEN")) return env;
+  usage("--token is required (or set REDLOCK_TOKEN)");
+}
+
+int exit_code_for(const boost::system::error_code& ec) {
+  using redlock::condition;
+  // wrong_type is an invalid_argument, but "the key holds someone else's
+  // data" has its own status (EX_DATAERR) so scripts can tell it apart.
+  if (ec == redlock::errc::wrong_type) return ex_dataerr;
+  if (ec == condition::invalid_argument) return ex_usage;
+  if (ec == condition::contended || ec == condition::lost || ec == redlock::errc::timeout) return ex_tempfail;
+  return ex_unavailable;
+}
+
+const char* reason_name(redlock::lost_reason r) {
+  switch (r) {
+    case redlock::lost_reason::expired: return "validity expired before a renewal reached a quorum";
+    case redlock::lost_reason::taken_over: return "our token is gone from a quorum of masters";
+    case redlock::lost_reason::quorum_lost: return "masters unreachable until validity ended";
+    default: return "unknown";
+  }
+}
+
+void print_lock(const redlock::lock& l, bool as_json) {
+  if (as_json) {
+    json::object o{{"name", l.name()}, {"token", l.token()}, {"validity_ms", l.remaining_validity().count()}};
+    if (l.fence()) o["fence"] = *l.fence();
+    std::cout << json::serialize(o) << "\n";
+    return;
+  }
+  // eval-able by a shell: eval "$(redlock acquire --name x)"
+  std::cout << "REDLOCK_NAME=" << l.name() << "\nREDLOCK_TOKEN=" << l.token()
+            << "\nREDLOCK_VALIDITY_MS=" << l.remaining_validity().count() << "\n";
+  if (l.fence()) std::cout << "REDLOCK_FENCE=" << *l.fence() << "\n";
+}
+
+}  // namespace redlock::cli

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the lock subcommands share: the common options (masters, name, TLS,
+// output), the acquisition options, how a lock is printed, and the exit
+// status each error condition maps to.
+#pragma once
+
+#include "args.hpp"
+
+#include <redlock/redlock.hpp>
+
+#include <boost/program_options/options_description.hpp>
+#include <boost/program_options/variables_map.hpp>
+
+#include <string>
+
+namespace redlock::cli {
+
+// Exit statuses (sysexits.h): bad usage or input; the key holds someone
+// else's data; masters unusable; the lease was lost while COMMAND ran; the
+// lock was not acquired (or is no longer held).
+constexpr int ex_usage = 64, ex_dataerr = 65, ex_unavailable = 69, ex_lost = 70, ex_tempfail = 75;
+
+/// Options every lock subcommand takes.
+struct common {
+  redlock::client_options client;
+  std::string name;
+  bool json = false;
+};
+void add_common(boost::program_options::options_description& d);
+common read_common(const boost::program_options::variables_map& vm);
+
+/// --ttl, --wait, --fenced, --kind.
+void add_acquire_options(boost::program_options::options_description& d);
+redlock::acquire_options read_acquire(const boost::program_options::variables_map& vm);
+
+/// --token, else $REDLOCK_TOKEN; usage error when neither.
+std::string token_arg(const boost::program_options::variables_map& vm);
+
+/// The exit status for a library error, by its condition.
+int exit_code_for(const boost::system::error_code& ec);
+
+/// Why a lease was lost, in words for the operator.
+const char* reason_name(redlock::lost_reason r);
+
+/// Shell assignments (eval-able) or one JSON object.
+void print_lock(const redlock::lock& l, bool as_json);
+
+}  // namespace redlock::cli
