@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The asynchronous API: every operation takes any Asio completion token
 // (a callback, asio::use_future, asio::use_awaitable, asio::deferred, ...).
+// Without one it returns an asio::deferred operation: `co_await` it in a
+// coroutine, or call it later with a token.
 #pragma once
 
 #include <redlock/export.hpp>
@@ -87,8 +89,8 @@ class REDLOCK_EXPORT async_client {
   /// Completes with a lock on success; with errc::not_acquired,
   /// errc::validity_expired or the first per-master error otherwise. Per-operation
   /// cancellation (a bound cancellation slot) stops retrying and releases.
-  template <typename Token>
-  auto async_acquire(std::string name, acquire_options opts, Token&& token) {
+  template <typename Token = boost::asio::deferred_t>
+  auto async_acquire(std::string name, acquire_options opts, Token&& token = boost::asio::deferred_t{}) {
     return boost::asio::async_initiate<Token, acquire_signature>(
         [this](auto handler, std::string n, acquire_options o) {
           start_acquire(std::move(n), o, std::move(handler));
@@ -102,8 +104,8 @@ class REDLOCK_EXPORT async_client {
   /// had our token that no quorum could (expired or taken over); otherwise
   /// the error of a master that did not answer (the keys there are deleted
   /// when the request runs, or expire with their TTL).
-  template <typename Token>
-  auto async_release(lock l, Token&& token) {
+  template <typename Token = boost::asio::deferred_t>
+  auto async_release(lock l, Token&& token = boost::asio::deferred_t{}) {
     return boost::asio::async_initiate<Token, done_signature>(
         [this](auto handler, lock held) { start_release(std::move(held), std::move(handler)); }, token,
         std::move(l));
@@ -114,8 +116,8 @@ class REDLOCK_EXPORT async_client {
   /// later (never earlier). errc::not_held only when refusals made a quorum
   /// impossible (the lease is gone); a transient error such as errc::timeout
   /// when masters did not answer (the window stays where it was).
-  template <typename Token>
-  auto async_extend(lock l, milliseconds ttl, Token&& token) {
+  template <typename Token = boost::asio::deferred_t>
+  auto async_extend(lock l, milliseconds ttl, Token&& token = boost::asio::deferred_t{}) {
     return boost::asio::async_initiate<Token, done_signature>(
         [this](auto handler, lock held, milliseconds t) { start_extend(std::move(held), t, std::move(handler)); },
         token, std::move(l), ttl);
@@ -123,8 +125,8 @@ class REDLOCK_EXPORT async_client {
 
   /// Each master's view of `name` (holder, PTTL, fence counter), waiting for
   /// every master up to the node timeout. Read-only.
-  template <typename Token>
-  auto async_status(std::string name, Token&& token) {
+  template <typename Token = boost::asio::deferred_t>
+  auto async_status(std::string name, Token&& token = boost::asio::deferred_t{}) {
     return boost::asio::async_initiate<Token, status_signature>(
         [this](auto handler, std::string n) { start_status(std::move(n), std::move(handler)); }, token,
         std::move(name));

@@ -14,6 +14,7 @@
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
+#include <boost/asio/deferred.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -52,8 +53,8 @@ class REDLOCK_EXPORT fenced_store {
 
   /// Sets `key` to `value` if `token` >= the highest token seen for
   /// `resource` (kept at key "{resource}:fence:seen"), and records `token`.
-  template <typename Token>
-  auto async_write(std::string resource, std::uint64_t token, std::string key, std::string value, Token&& t) {
+  template <typename Token = boost::asio::deferred_t>
+  auto async_write(std::string resource, std::uint64_t token, std::string key, std::string value, Token&& t = boost::asio::deferred_t{}) {
     return boost::asio::async_initiate<Token, done_signature>(
         [this](auto handler, std::string r, std::uint64_t tok, std::string k, std::string v) {
           start_write(std::move(r), tok, std::move(k), std::move(v), std::move(handler));

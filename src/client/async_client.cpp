@@ -23,6 +23,15 @@ void fail_now(const asio::any_io_executor& fallback, Handler handler, Args&&... 
   asio::post(fallback, asio::append(std::move(handler), std::forward<Args>(args)...));
 }
 
+// Bad arguments: the handler gets the code; the message naming the value
+// goes to the observer's log (an error_code has no room for it).
+template <typename Handler, typename... Args>
+void refuse(const detail::client_impl& impl, Handler handler, const char* operation, const detail::check_result& bad,
+            Args&&... args) {
+  if (auto& obs = impl.options.observer) obs->on_log(log_level::warning, std::string(operation) + ": " + bad.message);
+  fail_now(impl.executor, std::move(handler), bad.code, std::forward<Args>(args)...);
+}
+
 // The io_context behind an executor, when it is one (with or without
 // outstanding work tracking); null for any other execution context.
 asio::io_context* io_context_of(const asio::any_io_executor& ex) {
@@ -66,9 +75,12 @@ std::size_t async_client::quorum() const noexcept { return impl_->quorum(); }
 void async_client::start_acquire(std::string name, acquire_options opts,
                                  asio::any_completion_handler<acquire_signature> handler) {
   if (auto bad = detail::check_acquire(name, opts, impl_->options.node_timeout))
-    return fail_now(impl_->executor, std::move(handler), bad.code, lock{});
+    return refuse(*impl_, std::move(handler), "async_acquire", bad, lock{});
   if (opts.kind != lock_kind::mutex && opts.owner.empty())
-    return fail_now(impl_->executor, std::move(handler), make_error_code(errc::bad_option), lock{});
+    return refuse(*impl_, std::move(handler), "async_acquire",
+                  {make_error_code(errc::bad_option),
+                   "acquire_options::owner is empty: name the logical owner of a reentrant or fair lock"},
+                  lock{});
   // A fair waiter's place in line is when its caller asked, not when the
   // client's strand got to it (which may be later under load).
   auto asked_at = std::chrono::system_clock::now();
@@ -119,7 +131,7 @@ void async_client::start_release(lock l, asio::any_completion_handler<done_signa
 void async_client::start_extend(lock l, milliseconds ttl, asio::any_completion_handler<done_signature> handler) {
   if (!l) return fail_now(impl_->executor, std::move(handler), make_error_code(errc::empty_lock));
   if (auto bad = detail::check_ttl(ttl, impl_->options.node_timeout))
-    return fail_now(impl_->executor, std::move(handler), bad.code);
+    return refuse(*impl_, std::move(handler), "async_extend", bad);
   asio::dispatch(impl_->strand, [impl = impl_, s = detail::lock_access::state(l), ttl, h = std::move(handler)]() mutable {
     detail::start_extend(std::move(impl), std::move(s), ttl, std::move(h));
   });

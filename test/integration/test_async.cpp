@@ -11,6 +11,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
@@ -42,6 +43,15 @@ BOOST_AUTO_TEST_CASE(futures) {
   runner.join();
 }
 
+namespace {
+// The client's connections keep the context busy: run until `done` (10 s at most).
+bool run_until(asio::io_context& io, const bool& done) {
+  auto limit = std::chrono::steady_clock::now() + 10s;
+  while (!done && std::chrono::steady_clock::now() < limit) io.run_one_for(100ms);
+  return done;
+}
+}  // namespace
+
 BOOST_AUTO_TEST_CASE(coroutines) {
   masters m(5);
   asio::io_context io;
@@ -62,11 +72,46 @@ BOOST_AUTO_TEST_CASE(coroutines) {
       [](std::exception_ptr e) {
         if (e) std::rethrow_exception(e);
       });
-  // The client's connections keep the context busy: run until done.
-  auto limit = std::chrono::steady_clock::now() + 10s;
-  while (!finished && std::chrono::steady_clock::now() < limit) io.run_one_for(100ms);
-  BOOST_TEST(finished);
+  BOOST_TEST(run_until(io, finished));
   BOOST_TEST(redlock::testing::eventually([&] { return m.holding("coro") == 0u; }));
+}
+
+// Without a completion token every operation returns an asio::deferred
+// operation: awaitable directly in a coroutine (an error arrives as a
+// system_error with the library's code), or started later with any token.
+BOOST_AUTO_TEST_CASE(without_a_token_operations_are_deferred) {
+  masters m(3);
+  asio::io_context io;
+  redlock::async_client c(io.get_executor(), m.options());
+  redlock::async_client other(io.get_executor(), m.options());
+  bool finished = false;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        redlock::acquire_options opts{.ttl = 3000ms};
+        auto l = co_await c.async_acquire("deferred", opts);
+        BOOST_TEST(l.token().size() > 0u);
+        auto nodes = co_await c.async_status("deferred");
+        BOOST_TEST(nodes.size() == 3u);
+        boost::system::error_code refused;
+        try {
+          co_await other.async_acquire("deferred", opts);
+        } catch (const boost::system::system_error& e) {
+          refused = e.code();
+        }
+        BOOST_TEST(refused == redlock::errc::not_acquired);
+        auto extend = c.async_extend(l, 5000ms);  // nothing sent yet
+        boost::system::error_code extended = redlock::errc::timeout;
+        co_await std::move(extend)(asio::redirect_error(asio::use_awaitable, extended));
+        BOOST_TEST(!extended);
+        co_await c.async_release(l);
+        finished = true;
+      },
+      [](std::exception_ptr e) {
+        if (e) std::rethrow_exception(e);
+      });
+  BOOST_TEST(run_until(io, finished));
+  BOOST_TEST(redlock::testing::eventually([&] { return m.holding("deferred") == 0u; }));
 }
 
 BOOST_AUTO_TEST_CASE(cancellation_stops_waiting_and_leaves_nothing) {

@@ -6,6 +6,9 @@
 
 #include <redlock/redlock.hpp>
 
+#include <boost/asio/use_future.hpp>
+
+#include <algorithm>
 #include <future>
 #include <mutex>
 #include <optional>
@@ -156,4 +159,32 @@ BOOST_AUTO_TEST_CASE(acquire_outcome_names_the_kind_the_rounds_and_the_hand_off)
   BOOST_TEST(handed.since_release->count() <= handed.took.count());
   BOOST_TEST(handed.took < 1900ms);  // woken by the release, not by its next poll
   b.release(second);
+}
+
+// An async operation refused for a bad argument completes with the code; the
+// message naming the bad value reaches the observer's log.
+BOOST_AUTO_TEST_CASE(async_refusals_log_the_message_naming_the_bad_value) {
+  masters m(3);
+  auto obs = std::make_shared<logging_counters>();
+  auto o = m.options();
+  o.observer = obs;
+  redlock::client c(o);
+  redlock::acquire_options bad{.ttl = 10ms};  // not above the node timeout
+  auto acquired = c.async().async_acquire("logged", bad, boost::asio::use_future);
+  BOOST_CHECK_EXCEPTION(acquired.get(), boost::system::system_error, [](const boost::system::system_error& e) {
+    return e.code() == redlock::errc::node_timeout_too_large;
+  });
+  redlock::acquire_options no_owner{.kind = redlock::lock_kind::fair};
+  auto refused = c.async().async_acquire("logged", no_owner, boost::asio::use_future);
+  BOOST_CHECK_THROW(refused.get(), boost::system::system_error);
+  std::lock_guard g(obs->mu);
+  BOOST_REQUIRE(obs->lines.size() >= 2u);
+  auto logged = [&](const std::string& part) {
+    return std::any_of(obs->lines.begin(), obs->lines.end(),
+                       [&](const std::string& l) { return l.find(part) != std::string::npos; });
+  };
+  BOOST_TEST(logged("async_acquire: "));
+  BOOST_TEST(logged("10 ms"));
+  BOOST_TEST(logged("acquire_options::owner is empty"));
+  BOOST_TEST(obs->log_warnings.load() >= 2u);
 }
