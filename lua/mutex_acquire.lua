@@ -2,11 +2,22 @@
 -- Acquire the plain RedLock mutex on one master.
 -- KEYS[1] lock key (holds the holder's random token)
 -- KEYS[2] fence counter key ({R}:fence)
+-- KEYS[3] wake list ({R}:wake: waiters by the time they began, a sorted set)
+-- KEYS[4] wake list deadlines ({R}:wake:until: server time each entry lapses)
 -- ARGV[1] token, ARGV[2] ttl in ms, ARGV[3] '1' to also draw a fencing counter
+-- ARGV[4] waiter id ('' or absent: not a waiter), ARGV[5] its score (when it
+-- began, the same on every master), ARGV[6] how long its entry lives (ms)
 -- Returns: 'OK' (status) when acquired unfenced, the new counter value when
 -- acquired fenced, nil when another holder has the key. A key of another type
 -- is someone else's data: it is reported, never overwritten.
+-- The wake list only decides whom a release wakes (mutex_release.lua): it
+-- never decides who gets the lock, which is SET NX alone.
+local waiter = ARGV[4] or ''
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  if waiter ~= '' then
+    redis.call('ZREM', KEYS[3], waiter)
+    redis.call('ZREM', KEYS[4], waiter)
+  end
   if ARGV[3] == '1' then
     return redis.call('INCR', KEYS[2])
   end
@@ -15,5 +26,15 @@ end
 local kind = redis.call('TYPE', KEYS[1])['ok']
 if kind ~= 'string' then
   return redis.error_reply('WRONGTYPE lock key holds a ' .. kind .. ', not a lock token')
+end
+if waiter ~= '' then
+  local lapse = tonumber(ARGV[6])
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  redis.call('ZADD', KEYS[3], 'NX', ARGV[5], waiter)  -- a waiter keeps its place
+  redis.call('ZADD', KEYS[4], now + lapse, waiter)
+  for i = 3, 4 do  -- the list lives as long as its latest entry
+    if redis.call('PTTL', KEYS[i]) < lapse then redis.call('PEXPIRE', KEYS[i], lapse) end
+  end
 end
 return false

@@ -1,16 +1,37 @@
 -- SPDX-License-Identifier: Apache-2.0
 -- Release the mutex on one master if, and only if, we still hold it.
--- KEYS[1] lock key; ARGV[1] token, ARGV[2] release channel ({R}:released),
--- ARGV[3] '1' to wake waiters (a real release), '0' when cleaning up an
+-- KEYS[1] lock key, KEYS[2] wake list, KEYS[3] wake list deadlines
+-- (mutex_acquire.lua); ARGV[1] token, ARGV[2] release channel ({R}:released),
+-- ARGV[3] '1' to wake a waiter (a real release), '0' when cleaning up an
 -- abandoned attempt (waking then would only make contenders spin).
--- The message is the released token: it tells the copies every master sends
--- of one release apart from the next release.
+-- A real release wakes one waiter, not all: the first live one on the wake
+-- list, on its client's channel ({R}:released:<client id>), with
+-- '=<waiter id> <token>'. Waking every waiter made them split the masters'
+-- votes among themselves. With no one on the list it announces the token on
+-- {R}:released. The token tells one release's copies (one per master) from
+-- the next release's.
 -- Returns 1 when our key was deleted, 0 when it was gone or someone else's.
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  if ARGV[3] == '1' then
-    redis.call('PUBLISH', ARGV[2], ARGV[1])
-  end
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return 0
+end
+redis.call('DEL', KEYS[1])
+if ARGV[3] ~= '1' then
   return 1
 end
-return 0
+local head = nil
+if KEYS[2] then
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  for _, lapsed in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
+    redis.call('ZREM', KEYS[2], lapsed)
+    redis.call('ZREM', KEYS[3], lapsed)
+  end
+  head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+end
+if head then
+  local client = string.match(head, '^(.*):[^:]*$')
+  redis.call('PUBLISH', ARGV[2] .. ':' .. client, '=' .. head .. ' ' .. ARGV[1])
+else
+  redis.call('PUBLISH', ARGV[2], ARGV[1])
+end
+return 1

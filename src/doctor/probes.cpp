@@ -19,15 +19,18 @@ lock_names names_of_lock(const std::string& key_prefix, const std::string& name)
           keys::queue_deadlines(key),
           keys::queue_terms(key),
           keys::released_channel(key),
-          keys::fair_wake_channel(key, sample_client_id)};
+          keys::wake_channel(key, sample_client_id),
+          keys::wake_list(key),
+          keys::wake_deadlines(key)};
 }
 
 std::vector<std::vector<std::string>> acl_probes(const lock_names& l) {
   const std::string field = std::string(32, '0') + ":owner";
   std::vector<std::vector<std::string>> p = {
       // Sent by the library itself.
-      {"EVALSHA", std::string(scripts::mutex_acquire.sha1), "5", l.key, l.fence, l.queue, l.deadlines, l.terms},
-      {"EVAL", "return 0", "5", l.key, l.fence, l.queue, l.deadlines, l.terms},
+      {"EVALSHA", std::string(scripts::mutex_acquire.sha1), "7", l.key, l.fence, l.queue, l.deadlines, l.terms,
+       l.wake_list, l.wake_deadlines},
+      {"EVAL", "return 0", "7", l.key, l.fence, l.queue, l.deadlines, l.terms, l.wake_list, l.wake_deadlines},
       {"SCRIPT", "LOAD", "return 0"},
       {"SUBSCRIBE", l.channel},
       {"SUBSCRIBE", l.wake_channel},
@@ -63,6 +66,16 @@ std::vector<std::vector<std::string>> acl_probes(const lock_names& l) {
       {"PEXPIRE", l.queue, "10000"},
       {"PEXPIRE", l.deadlines, "10000"},
       {"PEXPIRE", l.terms, "10000"},
+      {"ZADD", l.wake_list, "NX", "1", field},
+      {"ZADD", l.wake_deadlines, "1", field},
+      {"ZRANGE", l.wake_list, "0", "0"},
+      {"ZRANGEBYSCORE", l.wake_deadlines, "-inf", "1"},
+      {"ZREM", l.wake_list, field},
+      {"ZREM", l.wake_deadlines, field},
+      {"PTTL", l.wake_list},
+      {"PTTL", l.wake_deadlines},
+      {"PEXPIRE", l.wake_list, "10000"},
+      {"PEXPIRE", l.wake_deadlines, "10000"},
       {"PUBLISH", l.channel, "1"},
       {"PUBLISH", l.wake_channel, "1"},
       {"TIME"},

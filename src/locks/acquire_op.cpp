@@ -33,6 +33,11 @@ void acquire_op::start() {
   }
   started_ = std::chrono::steady_clock::now();
   wait_deadline_ = started_ + options_.wait;
+  // A mutex acquisition that may wait goes on the masters' wake list when
+  // refused, so that a release wakes it alone (section 10).
+  bool may_wait = options_.max_attempts == 0 ? options_.wait.count() > 0 : options_.max_attempts > 1;
+  if (options_.kind == lock_kind::mutex && may_wait)
+    waiter_id_ = client_->client_id + ":" + std::to_string(client_->next_request_id++);
   // Listen from the first attempt when that is free (this client waited on
   // this lock moments ago): a release, or a hand-over, may come before the
   // first attempt has even failed. Otherwise only once it has.
@@ -52,6 +57,8 @@ void acquire_op::attempt() {
   // hold there, so that clean-ups of older requests cannot touch it.
   if (is_hash_kind()) req.hold_id = latest_request_ = client_->next_request_id++;
   req.may_be_handed = may_be_handed_the_lock();
+  req.waiter = waiter_id_;
+  req.waiter_lapse = wake_list_lapse(options_, client_->options.node_timeout);
   std::uint64_t poll_id = req.may_be_handed ? req.hold_id : 0;
   auto round = acquire_round(client_, req, [self = shared_from_this(), poll_id](quorum_round& f) {
     self->on_decided(f, poll_id);
@@ -189,11 +196,14 @@ void acquire_op::on_raised(const quorum_round& acquired, const quorum_round& rai
 // round, whose late replies may carry larger counters nobody raised.
 void acquire_op::acquired(const quorum_round& f, std::optional<std::uint64_t> fence) {
   std::vector<node_result> nodes;
+  std::vector<std::uint32_t> refused;  // where our wake list entry outlived the win
   nodes.reserve(f.outcomes().size());
-  for (std::size_t i = 0; i < f.outcomes().size(); ++i) {
+  for (std::uint32_t i = 0; i < f.outcomes().size(); ++i) {
     auto& o = f.outcomes()[i];
     nodes.push_back({(*client_->masters)[i].display(), o.state, o.error, o.latency});
+    if (o.state == node_state::refused) refused.push_back(i);
   }
+  leave_wake_list(client_, key_, waiter_id_, refused);
   hold({f.decision().window_end(options_.ttl, client_->options.drift_factor), fence, std::move(nodes), false});
 }
 
@@ -212,6 +222,9 @@ void acquire_op::complete(error_code ec, lock l) {
   // hold a release handed it that it did not count; it passes the lock on.
   if (ec && options_.kind == lock_kind::fair)
     release_round(client_, options_.kind, key_, token_, latest_request_, true, true, [](quorum_round&) {})->start();
+  // A mutex waiter that gives up leaves the wake list, so releases stop
+  // waking it (a crashed one lapses instead).
+  if (ec) leave_wake_list(client_, key_, waiter_id_, client_->masters->all());
   if (auto& obs = client_->options.observer) {
     using std::chrono::microseconds;
     auto now = std::chrono::steady_clock::now();

@@ -86,6 +86,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   void wake();
   void watch_releases();
   std::string release_channel() const;
+  bool named_by_release(std::string_view payload);
   void cancel();
   // the end: the one place the handler is called
   void complete(boost::system::error_code ec, lock l);
@@ -94,6 +95,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   std::string name_;
   std::string key_;
   std::string token_;  // random per attempt (mutex) or the owner field (reentrant, fair)
+  std::string waiter_id_;  // mutex, when it may wait: its name on the wake list ('<client id>:<n>')
   acquire_options options_;
   acquire_handler handler_;
   std::uint64_t latest_request_ = 0;  // reentrant/fair: the id of our latest request

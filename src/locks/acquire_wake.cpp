@@ -81,9 +81,10 @@ void acquire_op::wake() {
     phase_ = phase::attempting_woken;
 }
 
-// Retry as soon as the holder releases, not after the whole delay: mutex
-// and reentrant waiters once the release is known on a quorum, a fair
-// waiter when its client's channel names it.
+// Retry as soon as the holder releases, not after the whole delay: a
+// reentrant waiter once the release is known on a quorum, a mutex waiter
+// once a quorum of masters named it, a fair waiter when its client's
+// channel names it.
 void acquire_op::watch_releases() {
   if (watch_id_) return;
   channel_ = release_channel();
@@ -104,11 +105,13 @@ void acquire_op::watch_releases() {
       // Only the head is named, so the first copy may wake it: if the
       // others have not released yet, the next copy retries it again.
       if (payload != self->token_) return;  // another of this client's waiters is first
+    } else if (!self->waiter_id_.empty()) {
+      if (!self->named_by_release(payload)) return;
     } else if (self->client_->own_release_before(payload, self->own_releases_before_) ||
                !self->news_.heard(payload)) {
-      // Everyone hears mutex and reentrant releases: retrying before the
-      // lock is free on a quorum only fails, and once per copy per waiter;
-      // late copies of our own release from before we began are no news.
+      // Everyone hears reentrant releases: retrying before the lock is free
+      // on a quorum only fails, and once per copy per waiter; late copies of
+      // our own release from before we began are no news.
       return;
     }
     self->release_heard_ = std::chrono::steady_clock::now();
@@ -117,7 +120,19 @@ void acquire_op::watch_releases() {
 }
 
 std::string acquire_op::release_channel() const {
-  return options_.kind == lock_kind::fair ? client_->fair_wake_channel(key_) : keys::released_channel(key_);
+  bool woken_by_name = options_.kind == lock_kind::fair || !waiter_id_.empty();
+  return woken_by_name ? client_->wake_channel(key_) : keys::released_channel(key_);
+}
+
+// A mutex release wakes the first waiter on the masters' wake list by name,
+// '=<waiter id> <released token>', on its client's channel. Masters may
+// name different waiters (their lists can differ): retry once a quorum of
+// one release's copies named us, since retrying earlier only fails.
+bool acquire_op::named_by_release(std::string_view payload) {
+  if (!payload.starts_with('=')) return false;
+  auto space = payload.find(' ');
+  if (space == std::string_view::npos || payload.substr(1, space - 1) != waiter_id_) return false;
+  return news_.heard(payload.substr(space + 1));
 }
 
 void acquire_op::cancel() {

@@ -55,7 +55,7 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   std::string key_for(std::string_view name) const { return options.key_prefix + std::string(name); }
   /// Where a fair release wakes the head of the queue when it is one of this
   /// client's waiters (the message is the head's owner field).
-  std::string fair_wake_channel(const std::string& key) const { return keys::fair_wake_channel(key, client_id); }
+  std::string wake_channel(const std::string& key) const { return keys::wake_channel(key, client_id); }
   /// Ids of reentrant and fair acquisition requests, growing in this client.
   /// Each master keeps the id of the request that took our hold there, so a
   /// late clean-up of an older request cannot delete a newer hold (the owner

@@ -37,22 +37,26 @@ round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquir
   auto mode = req.reenter ? "reenter" : "first";
   auto hold_id = std::to_string(req.hold_id);
   auto fence = keys::fence(req.key);
+  char score[32];  // fair, a mutex waiter: the same on every master
+  std::snprintf(score, sizeof score, "%.0f", req.queue_score);
   switch (req.kind) {
     case lock_kind::mutex:
       // The canonical RedLock command: no script to run on the masters (a
       // Lua call costs them about four times a SET). A key of another type
       // just refuses it; check_key_types() tells the caller why afterwards.
-      if (!req.fenced)
+      // A waiter needs the script, which puts it on the wake list if refused.
+      if (!req.fenced && req.waiter.empty())
         return round_ptr(new quorum_round(client->masters, {"SET", req.key, req.token, "NX", "PX", ttl}, classify_grant,
                                     std::move(done)));
-      return round_ptr(new quorum_round(client->masters, scripts::mutex_acquire, {req.key, fence}, {req.token, ttl, fenced},
-                                  classify_grant, std::move(done)));
+      return round_ptr(new quorum_round(
+          client->masters, scripts::mutex_acquire,
+          {req.key, fence, keys::wake_list(req.key), keys::wake_deadlines(req.key)},
+          {req.token, ttl, fenced, req.waiter, score, std::to_string(req.waiter_lapse.count())}, classify_grant,
+          std::move(done)));
     case lock_kind::reentrant:
       return round_ptr(new quorum_round(client->masters, scripts::reentrant_acquire, {req.key, fence},
                                   {req.token, ttl, fenced, mode, hold_id}, classify_grant, std::move(done)));
-    case lock_kind::fair: {
-      char score[32];
-      std::snprintf(score, sizeof score, "%.0f", req.queue_score);
+    case lock_kind::fair:
       return round_ptr(new quorum_round(
           client->masters, scripts::fair_acquire,
           {req.key, fence, keys::queue(req.key), keys::queue_deadlines(req.key),
@@ -61,7 +65,6 @@ round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquir
            req.may_be_handed ? "1" : "0"},
           classify_fair_grant,
           std::move(done)));
-    }
   }
   return nullptr;
 }
@@ -82,9 +85,9 @@ round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind ki
   auto publish = wake ? "1" : "0";
   if (kind == lock_kind::mutex) {
     if (wake) client->note_own_release(token);
-    return as_release(round_ptr(new quorum_round(client->masters, scripts::mutex_release, {key},
-                                           {token, keys::released_channel(key), publish}, classify_one_zero,
-                                           std::move(done))));
+    return as_release(round_ptr(new quorum_round(
+        client->masters, scripts::mutex_release, {key, keys::wake_list(key), keys::wake_deadlines(key)},
+        {token, keys::released_channel(key), publish}, classify_one_zero, std::move(done))));
   }
   // The owner field is the same at every acquisition: the message carries a
   // fresh id instead, so waiters can tell this release from the next.
@@ -148,6 +151,14 @@ std::vector<std::uint32_t> may_hold(const quorum_round& attempt) {
   for (std::uint32_t i = 0; i < attempt.outcomes().size(); ++i)
     if (attempt.outcomes()[i].state != node_state::refused) out.push_back(i);
   return out;
+}
+
+void leave_wake_list(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& waiter,
+                     const std::vector<std::uint32_t>& nodes) {
+  if (waiter.empty() || nodes.empty()) return;
+  for (auto& list : {keys::wake_list(key), keys::wake_deadlines(key)})
+    round_ptr(new quorum_round(client->masters, {"ZREM", list, waiter}, classify_one_zero, [](quorum_round&) {}))
+        ->start_on(nodes);
 }
 
 void release_abandoned(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,

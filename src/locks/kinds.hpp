@@ -31,6 +31,10 @@ struct acquire_request {
   // Reentrant, fair: this request's id, or the hold's id when re-entering.
   std::uint64_t hold_id = 0;
   bool may_be_handed = false;  // fair: a release may hand this waiter the lock
+  // Mutex: a waiter that a release may wake by name ('' for none), and how
+  // long its wake list entry lives (docs/algorithm.md, section 10).
+  std::string waiter{};
+  milliseconds waiter_lapse{0};
 };
 round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquire_request& req, quorum_round::decided_fn done);
 
@@ -68,6 +72,12 @@ boost::system::error_code lease_round_error(const quorum_round& round);
 /// it (a refusal is final: that attempt's write did not happen there and
 /// never will). Masters that erred, timed out or have not answered are in.
 std::vector<std::uint32_t> may_hold(const quorum_round& attempt);
+
+/// A mutex waiter (`waiter`, '' for none) leaves the wake list on the given
+/// masters: where a refusal put it back after it won elsewhere, or
+/// everywhere when it gives up. Fire-and-forget.
+void leave_wake_list(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& waiter,
+                     const std::vector<std::uint32_t>& nodes);
 
 /// Fire-and-forget release of an abandoned attempt on the given masters.
 void release_abandoned(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,

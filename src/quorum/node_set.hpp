@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -25,6 +26,12 @@ struct node_set {
 
   std::size_t size() const noexcept { return connections.size(); }
   connection& operator[](std::size_t i) const { return *connections[i]; }
+  /// Every master's index, for a round sent to all of them with start_on().
+  std::vector<std::uint32_t> all() const {
+    std::vector<std::uint32_t> out(size());
+    for (std::uint32_t i = 0; i < out.size(); ++i) out[i] = i;
+    return out;
+  }
   /// The clock every window is computed on: the injected one, or the steady clock.
   steady_time now() const { return clock ? clock->now() : std::chrono::steady_clock::now(); }
 };

@@ -30,9 +30,15 @@ inline std::string queue_terms(std::string_view key) { return tagged(key, ":term
 /// Release messages for mutex and reentrant waiters (pub/sub channel; the
 /// message is the release's id).
 inline std::string released_channel(std::string_view key) { return tagged(key, ":released"); }
-/// Where a fair release wakes, or hands the lock to, the head of the queue
-/// when it is one of client `client_id`'s waiters.
-inline std::string fair_wake_channel(std::string_view key, std::string_view client_id) {
+/// Mutex: the waiters a release may wake, by when they began (sorted set),
+/// and when each entry lapses unless its waiter tries again (server time,
+/// sorted set). Advisory: who gets the lock is decided by SET NX alone.
+inline std::string wake_list(std::string_view key) { return tagged(key, ":wake"); }
+inline std::string wake_deadlines(std::string_view key) { return tagged(key, ":wake:until"); }
+/// Where a release wakes one of client `client_id`'s waiters by name: the
+/// head of a fair queue (or hands it the lock), or the first on a mutex's
+/// wake list.
+inline std::string wake_channel(std::string_view key, std::string_view client_id) {
   return released_channel(key).append(":").append(client_id);
 }
 /// Storage side of fencing (fenced_store, on the storage server, never on

@@ -459,11 +459,15 @@ BOOST_AUTO_TEST_CASE(mutex_waiter_retries_once_when_a_release_has_reached_a_quor
   o.retry_delay = 3000ms;  // without a wake-up the waiter sleeps this long
   o.retry_jitter = 0ms;
   background<void> t([&] { waiter.release(waiter.acquire("staggered", o)); });
-  for (std::size_t i = 0; i < 3; ++i)
-    BOOST_REQUIRE(eventually([&] { return m[i].command({"PUBSUB", "NUMSUB", keys::released_channel("staggered")}) == keys::released_channel("staggered") + " 1"; }));
+  // The waiter is on each master's wake list and listens on its client's channel.
+  for (std::size_t i = 0; i < 3; ++i) {
+    BOOST_REQUIRE(eventually([&] { return m[i].command({"ZCARD", keys::wake_list("staggered")}) == "1"; }));
+    BOOST_REQUIRE(eventually([&] { return !m[i].command({"PUBSUB", "CHANNELS", keys::wake_channel("staggered", "*")}).empty(); }));
+  }
   auto attempts_before = stats->acquire_attempts.load();
   for (std::size_t i = 0; i < 3; ++i) {
-    m[i].command({"EVAL", std::string(redlock::detail::scripts::mutex_release.body), "1", "staggered", held.token(),
+    m[i].command({"EVAL", std::string(redlock::detail::scripts::mutex_release.body), "3", "staggered",
+                  keys::wake_list("staggered"), keys::wake_deadlines("staggered"), held.token(),
                   keys::released_channel("staggered"), "1"});
     std::this_thread::sleep_for(200ms);
   }
@@ -549,7 +553,7 @@ BOOST_AUTO_TEST_CASE(fair_release_hands_the_lock_to_the_head) {
     auto l = waiter.acquire("handover", o);
     return acquisition{l, steady::now()};
   });
-  BOOST_REQUIRE(eventually([&] { return !m[0].command({"PUBSUB", "CHANNELS", keys::fair_wake_channel("handover", "*")}).empty(); }));
+  BOOST_REQUIRE(eventually([&] { return !m[0].command({"PUBSUB", "CHANNELS", keys::wake_channel("handover", "*")}).empty(); }));
   auto released_at = steady::now();
   holder.release(held);
   auto [lock, acquired_at] = t.get();
@@ -593,11 +597,11 @@ BOOST_AUTO_TEST_CASE(fair_grant_from_before_our_own_release_there_is_not_counted
   o.retry_jitter = 0ms;
   o.queue_timeout = 10000ms;
   background<redlock::lock> t([&] { return waiter.acquire("stale-grant", o); });
-  BOOST_REQUIRE(eventually([&] { return !m[0].command({"PUBSUB", "CHANNELS", keys::fair_wake_channel("stale-grant", "*")}).empty(); }));
+  BOOST_REQUIRE(eventually([&] { return !m[0].command({"PUBSUB", "CHANNELS", keys::wake_channel("stale-grant", "*")}).empty(); }));
   BOOST_REQUIRE(eventually([&] { return queued_on(m[1], "stale-grant") == 1u; }));
   BOOST_REQUIRE(eventually([&] { return m[0].command({"EXISTS", "stale-grant"}) == "0"; }));
   auto field = m[1].command({"ZRANGE", keys::queue("stale-grant"), "0", "0"});
-  auto channel = keys::fair_wake_channel("stale-grant", field.substr(0, field.find(':')));
+  auto channel = keys::wake_channel("stale-grant", field.substr(0, field.find(':')));
   m[0].command({"PUBLISH", channel, "+1 " + field});  // names its first poll (id 1)
   // The holder's release reaches master 1 alone: a real hand-over there.
   m[1].command({"EVAL", std::string(redlock::detail::scripts::reentrant_release.body), "4", "stale-grant",
