@@ -54,6 +54,7 @@ const char* reason(redlock::lost_reason r) {
     case redlock::lost_reason::expired: return "expired: no renewal reached a quorum in time";
     case redlock::lost_reason::taken_over: return "taken over: our token is gone from a quorum";
     case redlock::lost_reason::quorum_lost: return "quorum lost: masters unreachable until validity ended";
+    case redlock::lost_reason::max_hold: return "max hold: renewal stopped after the cap";
     case redlock::lost_reason::none: break;
   }
   return "none";

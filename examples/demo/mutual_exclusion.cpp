@@ -29,17 +29,6 @@ void read_modify_write(plain_redis& store) {
   store.set(counter_key, std::to_string(value + 1));
 }
 
-const char* state_name(redlock::node_state s) {
-  switch (s) {
-    case redlock::node_state::locked: return "locked";
-    case redlock::node_state::refused: return "refused";
-    case redlock::node_state::failed: return "failed";
-    case redlock::node_state::unknown: return "unknown";
-    case redlock::node_state::pending: return "pending";
-  }
-  return "?";
-}
-
 }  // namespace
 
 void mutual_exclusion(setup& s, report& r, int workers, double seconds) {
@@ -84,7 +73,7 @@ void mutual_exclusion(setup& s, report& r, int workers, double seconds) {
           }
           {
             std::lock_guard g(stats_mutex);
-            for (std::size_t i = 0; i < l->nodes().size(); ++i) ++per_master[i][state_name(l->nodes()[i].state)];
+            for (std::size_t i = 0; i < l->nodes().size(); ++i) ++per_master[i][std::string(redlock::to_string(l->nodes()[i].state))];
           }
           // Critical section: only while validity remains.
           if (l->remaining_validity() > 50ms) {

@@ -59,9 +59,11 @@ class REDLOCK_EXPORT client {
 
  private:
   // Each waits for the async operation on the I/O thread; none throws but
-  // for a call from that thread. `message`: why a check failed.
+  // for a call from that thread. `message`: why a check failed; `report`:
+  // the caller's acquire_options::report, or one made for the exception.
   std::pair<boost::system::error_code, lock> wait_acquire(const std::string& name, const acquire_options& given,
-                                                          std::string& message);
+                                                          std::string& message,
+                                                          std::shared_ptr<acquire_report>& report);
   boost::system::error_code wait_release(const lock& l);
   boost::system::error_code wait_extend(const lock& l, milliseconds ttl, std::string& message);
   std::pair<boost::system::error_code, std::vector<node_status>> wait_status(const std::string& name);

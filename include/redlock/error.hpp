@@ -4,11 +4,13 @@
 #pragma once
 
 #include <redlock/export.hpp>
+#include <redlock/node_result.hpp>
 
 #include <boost/system/error_code.hpp>
 #include <boost/system/system_error.hpp>
 
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -88,10 +90,18 @@ class REDLOCK_EXPORT error : public boost::system::system_error {
   error(boost::system::error_code ec, const std::string& what) : system_error(ec), what_(what) {}
   explicit error(errc e) : system_error(make_error_code(e)) {}
   error(errc e, const std::string& what) : system_error(make_error_code(e)), what_(what) {}
+  /// A failed acquisition: its message ends with a summary of the last
+  /// attempt ("after 3 attempts; last: 1 locked, 2 refused").
+  error(boost::system::error_code ec, const std::string& what, std::shared_ptr<const acquire_report> report)
+      : system_error(ec), what_(what), report_(std::move(report)) {}
   const char* what() const noexcept override { return what_.empty() ? system_error::what() : what_.c_str(); }
+  /// For a failed acquisition: the attempts and what each master said in the
+  /// last one. Null for other operations and for options refused up front.
+  const acquire_report* report() const noexcept { return report_.get(); }
 
  private:
   std::string what_;
+  std::shared_ptr<const acquire_report> report_;
 };
 
 }  // namespace redlock

@@ -5,6 +5,7 @@
 #include <redlock/export.hpp>
 
 #include <redlock/clock.hpp>
+#include <redlock/node_result.hpp>
 #include <redlock/options.hpp>
 
 #include <boost/asio/cancellation_signal.hpp>
@@ -16,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace redlock {
@@ -24,22 +26,6 @@ namespace detail {
 struct lock_state;
 struct lock_access;
 }
-
-/// What one master said during the acquisition round.
-enum class node_state : std::uint8_t {
-  locked,   ///< the master granted the lock
-  refused,  ///< held by someone else there
-  failed,   ///< an error reply or connection failure (see `error`)
-  unknown,  ///< no reply before the deadline: may have applied; release is sent anyway
-  pending,  ///< still no reply when the quorum was decided (the round completes early)
-};
-
-struct node_result {
-  std::string node;                 ///< URI without the password
-  node_state state = node_state::pending;
-  boost::system::error_code error;  ///< set for failed and unknown
-  std::chrono::microseconds latency{0};
-};
 
 class REDLOCK_EXPORT lock {
  public:
@@ -83,5 +69,9 @@ class REDLOCK_EXPORT lock {
   explicit lock(std::shared_ptr<detail::lock_state> s) noexcept : state_(std::move(s)) {}
   std::shared_ptr<detail::lock_state> state_;
 };
+
+/// One word per reason, for logs and labels: "none", "expired",
+/// "taken_over", "quorum_lost", "max_hold".
+REDLOCK_EXPORT std::string_view to_string(lost_reason r) noexcept;
 
 }  // namespace redlock

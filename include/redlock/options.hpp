@@ -3,6 +3,7 @@
 #pragma once
 
 #include <redlock/clock.hpp>
+#include <redlock/node_result.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -65,6 +66,7 @@ enum class lost_reason : int {
   expired,      ///< validity ran out before a renewal reached a quorum
   taken_over,   ///< our token is gone from a quorum while validity remained (deleted, flushed, overwritten)
   quorum_lost,  ///< renewals kept failing (masters unreachable) until validity ended
+  max_hold,     ///< held for acquire_options::max_hold: renewal stopped; the lease ends within the validity left
 };
 
 /// How one acquisition behaves: lease time, waiting, kind, fencing, renewal.
@@ -98,6 +100,16 @@ struct acquire_options {
   double renew_fraction = 1.0 / 3.0;
   /// Runs on the client's executor when a renewed lock is lost.
   std::function<void(lost_reason)> on_lost{};
+  /// With renew: hold no longer than this (0: no cap). This long after the
+  /// lock was acquired renewal stops and the lock is signalled lost with
+  /// lost_reason::max_hold; it stays valid (not released, so the work can
+  /// stop cleanly) until its window ends, at most one ttl later. A cap on a
+  /// job that hangs while its process keeps renewing.
+  milliseconds max_hold{0};
+  /// If set, filled with the attempts made and the last attempt's result on
+  /// each master when the acquisition ends, won or not: why it failed,
+  /// master by master. Shared, so an async caller may read it in its handler.
+  std::shared_ptr<acquire_report> report{};
 };
 
 }  // namespace redlock

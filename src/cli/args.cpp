@@ -59,4 +59,10 @@ std::vector<std::string> nodes_arg(const boost::program_options::variables_map& 
   return out;
 }
 
+std::string tls_ca_arg(const boost::program_options::variables_map& vm) {
+  if (vm.count("tls-ca")) return vm["tls-ca"].as<std::string>();
+  if (const char* env = std::getenv("REDLOCK_TLS_CA")) return env;
+  return {};
+}
+
 }  // namespace redlock::cli

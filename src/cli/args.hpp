@@ -22,6 +22,11 @@ struct usage_error : std::runtime_error {
 /// Thrown by parse() once it printed a subcommand's --help: main exits 0.
 struct help_shown {};
 
+/// Thrown once a subcommand has printed its own error: main exits `status`.
+struct already_reported {
+  int status;
+};
+
 /// Parses `args` against `options`; with `command`, the words after the
 /// options (after --) go there. Usage error on anything unknown or malformed;
 /// with --help (which every subcommand's options carry), prints the options
@@ -36,5 +41,11 @@ std::chrono::milliseconds duration_arg(const boost::program_options::variables_m
 
 /// The master URIs from --nodes URI,... or else $REDLOCK_NODES; usage error when none.
 std::vector<std::string> nodes_arg(const boost::program_options::variables_map& vm);
+
+/// --tls-ca FILE, else $REDLOCK_TLS_CA; empty: the system trust store.
+std::string tls_ca_arg(const boost::program_options::variables_map& vm);
+/// Its help text, the same for every subcommand.
+inline constexpr const char* tls_ca_help =
+    "CA file to verify rediss:// masters (default: $REDLOCK_TLS_CA, else the system store)";
 
 }  // namespace redlock::cli

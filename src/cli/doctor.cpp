@@ -67,7 +67,7 @@ int doctor(const std::vector<std::string>& args) {
   d.add_options()("nodes", po::value<std::string>(), "comma-separated redis:// URIs (default: $REDLOCK_NODES)")(
       "node-timeout", po::value<std::string>(), "the per-master deadline you use (default 50ms)")(
       "ttl", po::value<std::string>(), "the TTL you plan (default 10s)")(
-      "prefix", po::value<std::string>(), "the key prefix you use")(
+      "prefix", po::value<std::string>(), "the key prefix you use")("tls-ca", po::value<std::string>(), tls_ca_help)(
       "name", po::value<std::string>(), "a lock name whose keys and channels the ACL check uses (default redlock-doctor)")(
       "acl-user", po::value<std::string>(), "check this ACL user's rights (default: the user of each URI)")(
       "round-trips", po::value<unsigned>(), "PINGs per master for the round-trip p99 (default 50)")(
@@ -77,6 +77,7 @@ int doctor(const std::vector<std::string>& args) {
   client.nodes = nodes_arg(vm);
   client.node_timeout = duration_arg(vm, "node-timeout", 50ms);
   if (vm.count("prefix")) client.key_prefix = vm["prefix"].as<std::string>();
+  client.tls_ca_file = tls_ca_arg(vm);
   doctor_options options;
   options.ttl = duration_arg(vm, "ttl", 10s);
   if (vm.count("name")) options.name = vm["name"].as<std::string>();

@@ -18,7 +18,7 @@ void add_common(po::options_description& d) {
       "name", po::value<std::string>(), "lock name")("node-timeout", po::value<std::string>(),
                                                      "per-master deadline (default 50ms)")(
       "prefix", po::value<std::string>(), "key prefix")(
-      "tls-ca", po::value<std::string>(), "CA file to verify rediss:// masters (default: $REDLOCK_TLS_CA, else the system store)")(
+      "tls-ca", po::value<std::string>(), tls_ca_help)(
       "json", "machine-readable output")("help,h", "this help");
 }
 
@@ -27,10 +27,7 @@ common read_common(const po::variables_map& vm) {
   c.client.nodes = redlock::cli::nodes_arg(vm);
   c.client.node_timeout = duration_arg(vm, "node-timeout", 50ms);
   if (vm.count("prefix")) c.client.key_prefix = vm["prefix"].as<std::string>();
-  if (vm.count("tls-ca"))
-    c.client.tls_ca_file = vm["tls-ca"].as<std::string>();
-  else if (const char* env = std::getenv("REDLOCK_TLS_CA"))
-    c.client.tls_ca_file = env;
+  c.client.tls_ca_file = tls_ca_arg(vm);
   if (!vm.count("name") || vm["name"].as<std::string>().empty()) usage("--name is required (and must not be empty)");
   c.name = vm["name"].as<std::string>();
   c.json = vm.count("json") > 0;
@@ -40,7 +37,8 @@ common read_common(const po::variables_map& vm) {
 void add_acquire_options(po::options_description& d) {
   d.add_options()("ttl", po::value<std::string>(), "lease time (default 10s)")(
       "wait", po::value<std::string>(), "how long to keep trying (default 0s: one attempt)")(
-      "fenced", "also obtain a fencing token")("kind", po::value<std::string>(), "mutex (default), reentrant or fair");
+      "fenced", "also obtain a fencing token")("kind", po::value<std::string>(), "mutex (default), reentrant or fair")(
+      "verbose,v", "when not acquired, show what each master said in the last attempt");
 }
 
 redlock::acquire_options read_acquire(const po::variables_map& vm) {
@@ -64,6 +62,37 @@ redlock::acquire_options read_acquire(const po::variables_map& vm) {
   return a;
 }
 
+namespace {
+
+void explain(const std::string& name, const redlock::acquire_report& report, bool verbose) {
+  std::cerr << "redlock: lock '" << name << "' not acquired";
+  if (report.attempts > 0)
+    std::cerr << " (" << report.attempts << (report.attempts == 1 ? " attempt" : " attempts")
+              << (report.last_attempt.empty() ? "" : "; last: " + redlock::summarize(report.last_attempt)) << ")";
+  std::cerr << "\n";
+  if (verbose)
+    for (auto& node : report.last_attempt) std::cerr << "redlock:   " << redlock::describe(node) << "\n";
+}
+
+}  // namespace
+
+std::optional<redlock::lock> acquire_or_explain(redlock::client& client, const common& c, redlock::acquire_options a,
+                                                const po::variables_map& vm) {
+  auto report = std::make_shared<redlock::acquire_report>();
+  a.report = report;
+  bool verbose = vm.count("verbose") > 0;
+  try {
+    auto l = client.try_acquire(c.name, a);
+    if (!l) explain(c.name, *report, verbose);
+    return l;
+  } catch (const redlock::error& e) {
+    std::cerr << "redlock: " << e.what() << "\n";
+    if (verbose && e.report())
+      for (auto& node : e.report()->last_attempt) std::cerr << "redlock:   " << redlock::describe(node) << "\n";
+    throw already_reported{exit_code_for(e.code())};
+  }
+}
+
 std::string token_arg(const po::variables_map& vm) {
   if (vm.count("token")) return vm["token"].as<std::string>();
   if (const char* env = std::getenv("REDLOCK_TOKEN")) return env;
@@ -85,6 +114,7 @@ const char* reason_name(redlock::lost_reason r) {
     case redlock::lost_reason::expired: return "validity expired before a renewal reached a quorum";
     case redlock::lost_reason::taken_over: return "our token is gone from a quorum of masters";
     case redlock::lost_reason::quorum_lost: return "masters unreachable until validity ended";
+    case redlock::lost_reason::max_hold: return "held for --max-hold; renewal stopped";
     default: return "unknown";
   }
 }

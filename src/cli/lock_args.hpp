@@ -11,6 +11,7 @@
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/variables_map.hpp>
 
+#include <optional>
 #include <string>
 
 namespace redlock::cli {
@@ -29,9 +30,15 @@ struct common {
 void add_common(boost::program_options::options_description& d);
 common read_common(const boost::program_options::variables_map& vm);
 
-/// --ttl, --wait, --fenced, --kind.
+/// --ttl, --wait, --fenced, --kind, --max-hold, --verbose.
 void add_acquire_options(boost::program_options::options_description& d);
 redlock::acquire_options read_acquire(const boost::program_options::variables_map& vm);
+
+/// try_acquire that says why it failed: "not acquired" on stderr with the
+/// attempts and a summary of the last one and, with --verbose, one line per
+/// master. Errors other than a refusal are thrown, after the same lines.
+std::optional<redlock::lock> acquire_or_explain(redlock::client& client, const common& c, redlock::acquire_options a,
+                                                const boost::program_options::variables_map& vm);
 
 /// --token, else $REDLOCK_TOKEN; usage error when neither.
 std::string token_arg(const boost::program_options::variables_map& vm);

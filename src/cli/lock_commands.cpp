@@ -22,11 +22,8 @@ int acquire(const std::vector<std::string>& args) {
   auto c = read_common(vm);
   auto a = read_acquire(vm);
   redlock::client client(c.client);
-  auto l = client.try_acquire(c.name, a);
-  if (!l) {
-    std::cerr << "redlock: lock '" << c.name << "' not acquired\n";
-    return ex_tempfail;
-  }
+  auto l = acquire_or_explain(client, c, a, vm);
+  if (!l) return ex_tempfail;
   print_lock(*l, c.json);
   return 0;
 }

@@ -63,6 +63,8 @@ int main(int argc, char** argv) {
     usage("unknown subcommand '" + sub + "'");
   } catch (const help_shown&) {
     return 0;
+  } catch (const already_reported& e) {
+    return e.status;
   } catch (const usage_error& e) {
     std::cerr << "redlock: " << e.what() << "\n";
     return ex_usage;

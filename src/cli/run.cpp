@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // `redlock run`: acquires with renewal, runs COMMAND with the lock's
 // REDLOCK_* variables, forwards signals to it, and ends it when the lease is
-// lost (exit 70); otherwise releases and exits with COMMAND's status.
+// lost (exit 70; how: --on-lost); otherwise releases and exits with
+// COMMAND's status.
 #include "commands.hpp"
 #include "lock_args.hpp"
 #include "metrics.hpp"
@@ -70,19 +71,89 @@ int spawn_command(std::vector<std::string> command, std::vector<std::string> env
   return rc;
 }
 
+// What to do to COMMAND when the lease is lost (--on-lost).
+struct on_lost_policy {
+  enum class action { term, kill, hook } what = action::term;
+  std::string hook;  // for hook: a shell command
+};
+
+on_lost_policy on_lost_arg(const po::variables_map& vm) {
+  if (!vm.count("on-lost")) return {};
+  auto v = vm["on-lost"].as<std::string>();
+  if (v == "term") return {};
+  if (v == "kill") return {on_lost_policy::action::kill, {}};
+  if (v.rfind("hook:", 0) == 0 && v.size() > 5) return {on_lost_policy::action::hook, v.substr(5)};
+  usage("--on-lost '" + v + "' is not a policy (term, kill, or hook:COMMAND)");
+}
+
+// Waits up to `grace` for the child to end, then SIGKILLs it; its status.
+int reap_within(pid_t child, std::chrono::steady_clock::duration grace) {
+  int status = 0;
+  auto until = std::chrono::steady_clock::now() + grace;
+  while (::waitpid(child, &status, WNOHANG) != child) {
+    if (std::chrono::steady_clock::now() >= until) {
+      ::kill(child, SIGKILL);
+      ::waitpid(child, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  return status;
+}
+
+// The lease is lost: the command must not go on believing it holds the
+// lock. term: SIGTERM, SIGKILL after the grace; kill: SIGKILL now; hook: the
+// operator's command decides how to stop it (it gets REDLOCK_PID and
+// REDLOCK_LOST_REASON), and SIGKILL still follows the grace.
+void end_command(pid_t child, const on_lost_policy& policy, std::chrono::milliseconds grace, const std::string& name,
+                 redlock::lost_reason why) {
+  switch (policy.what) {
+    case on_lost_policy::action::kill:
+      ::kill(child, SIGKILL);
+      ::waitpid(child, nullptr, 0);
+      return;
+    case on_lost_policy::action::term:
+      ::kill(child, SIGTERM);
+      reap_within(child, grace);
+      return;
+    case on_lost_policy::action::hook: {
+      std::vector<std::string> env;
+      for (char** e = environ; *e; ++e) env.emplace_back(*e);
+      env.push_back("REDLOCK_NAME=" + name);
+      env.push_back("REDLOCK_PID=" + std::to_string(child));
+      env.push_back("REDLOCK_LOST_REASON=" + std::string(redlock::to_string(why)));
+      pid_t hook = -1;
+      if (int rc = spawn_command({"/bin/sh", "-c", policy.hook}, env, hook)) {
+        std::cerr << "redlock: cannot run the --on-lost hook: " << std::strerror(rc) << "; terminating the command\n";
+        ::kill(child, SIGTERM);
+      }
+      reap_within(child, grace);
+      if (hook > 0) reap_within(hook, grace);
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 int run(const std::vector<std::string>& args) {
   po::options_description d("redlock run [options] -- COMMAND [ARGS...]");
   add_common(d);
   add_acquire_options(d);
-  d.add_options()("grace", po::value<std::string>(), "after a lost lease: SIGTERM, then SIGKILL after this (default 5s)")(
+  d.add_options()("grace", po::value<std::string>(),
+                  "after a lost lease: how long COMMAND may take to stop before SIGKILL (default 5s)")(
+      "on-lost", po::value<std::string>(),
+      "when the lease is lost: term (SIGTERM, default), kill (SIGKILL), or hook:CMD (run CMD with sh -c, "
+      "REDLOCK_PID and REDLOCK_LOST_REASON set)")(
+      "max-hold", po::value<std::string>(), "stop renewing after this long: the lease is then lost (default: no cap)")(
       "metrics-port", po::value<std::string>(), "serve Prometheus metrics at http://[HOST:]PORT/metrics while it runs");
   std::vector<std::string> command;
   auto vm = parse(args, d, &command);
   auto c = read_common(vm);
   auto a = read_acquire(vm);
   auto grace = duration_arg(vm, "grace", 5s);
+  auto policy = on_lost_arg(vm);
+  a.max_hold = duration_arg(vm, "max-hold", 0s);
   if (command.empty()) usage("no COMMAND given (redlock run ... -- COMMAND [ARGS...])");
 
   std::unique_ptr<redlock::cli::metrics_endpoint> metrics;  // outlives the client
@@ -95,11 +166,8 @@ int run(const std::vector<std::string>& args) {
   a.renew = true;
   a.on_lost = [&lost](redlock::lost_reason r) { lost = static_cast<int>(r); };
   redlock::client client(c.client);
-  auto l = client.try_acquire(c.name, a);
-  if (!l) {
-    std::cerr << "redlock: lock '" << c.name << "' not acquired within " << a.wait.count() << " ms\n";
-    return ex_tempfail;
-  }
+  auto l = acquire_or_explain(client, c, a, vm);
+  if (!l) return ex_tempfail;
 
   for (int sig : forwarded_signals) std::signal(sig, on_signal);
   pid_t child = -1;
@@ -123,18 +191,8 @@ int run(const std::vector<std::string>& args) {
     if (int sig = forwarded_signal.exchange(0)) ::kill(child, sig);
     if (lost.load()) {
       auto why = static_cast<redlock::lost_reason>(lost.load());
-      std::cerr << "redlock: lease on '" << c.name << "' lost (" << reason_name(why)
-                << "); terminating the command\n";
-      ::kill(child, SIGTERM);
-      auto until = std::chrono::steady_clock::now() + grace;
-      while (::waitpid(child, &status, WNOHANG) != child) {
-        if (std::chrono::steady_clock::now() >= until) {
-          ::kill(child, SIGKILL);
-          ::waitpid(child, &status, 0);
-          break;
-        }
-        std::this_thread::sleep_for(10ms);
-      }
+      std::cerr << "redlock: lease on '" << c.name << "' lost (" << reason_name(why) << "); ending the command\n";
+      end_command(child, policy, grace, c.name, why);
       try {
         client.release(*l);
       } catch (const redlock::error&) {

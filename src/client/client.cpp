@@ -72,11 +72,21 @@ namespace {
 [[noreturn]] void throw_failed(error_code ec, const std::string& operation) {
   throw error(ec, operation + ": " + ec.message());
 }
+// A failed acquisition also says what the masters said.
+[[noreturn]] void throw_not_acquired(error_code ec, const std::string& name, std::shared_ptr<acquire_report> report) {
+  std::string what = "acquire '" + name + "': " + ec.message();
+  if (report && report->attempts > 0) {
+    what += " (after " + std::to_string(report->attempts) + (report->attempts == 1 ? " attempt" : " attempts");
+    if (!report->last_attempt.empty()) what += "; last: " + summarize(report->last_attempt);
+    what += ")";
+  }
+  throw error(ec, what, std::move(report));
+}
 
 }  // namespace
 
 std::pair<error_code, lock> client::wait_acquire(const std::string& name, const acquire_options& given,
-                                                 std::string& message) {
+                                                 std::string& message, std::shared_ptr<acquire_report>& report) {
   io_->check_not_io_thread();
   if (auto bad = detail::check_acquire(name, given, async_->options().node_timeout)) {
     message = bad.message;
@@ -89,6 +99,8 @@ std::pair<error_code, lock> client::wait_acquire(const std::string& name, const 
     id << "thread-" << std::this_thread::get_id();
     opts.owner = id.str();
   }
+  if (!opts.report) opts.report = std::make_shared<acquire_report>();
+  report = opts.report;
   std::promise<std::pair<error_code, lock>> result;
   auto f = result.get_future();
   async_->async_acquire(name, opts, [&result](error_code ec, lock l) { result.set_value({ec, std::move(l)}); });
@@ -129,17 +141,23 @@ std::pair<error_code, std::vector<node_status>> client::wait_status(const std::s
 
 std::optional<lock> client::try_acquire(const std::string& name, const acquire_options& given) {
   std::string message;
-  auto [ec, l] = wait_acquire(name, given, message);
+  std::shared_ptr<acquire_report> report;
+  auto [ec, l] = wait_acquire(name, given, message, report);
   if (!ec) return std::move(l);
   if (!message.empty()) throw_error(ec, message);
   if (ec == errc::not_acquired || ec == errc::validity_expired) return std::nullopt;
-  throw_failed(ec, "acquire '" + name + "'");
+  throw_not_acquired(ec, name, std::move(report));
 }
 
-lock client::acquire(const std::string& name, const acquire_options& opts) {
-  auto l = try_acquire(name, opts);
-  if (!l) throw_failed(make_error_code(errc::not_acquired), "acquire '" + name + "'");
-  return std::move(*l);
+lock client::acquire(const std::string& name, const acquire_options& given) {
+  std::string message;
+  std::shared_ptr<acquire_report> report;
+  auto [ec, l] = wait_acquire(name, given, message, report);
+  if (!ec) return std::move(l);
+  if (!message.empty()) throw_error(ec, message);
+  // A refusal that was not retried into success reads as "not acquired".
+  if (ec == errc::validity_expired) ec = make_error_code(errc::not_acquired);
+  throw_not_acquired(ec, name, std::move(report));
 }
 
 void client::release(const lock& l) {
@@ -165,7 +183,8 @@ lock client::adopt(const std::string& name, const std::string& token, millisecon
 
 lock client::acquire(const std::string& name, const acquire_options& opts, error_code& ec) {
   std::string message;
-  auto [result, l] = wait_acquire(name, opts, message);
+  std::shared_ptr<acquire_report> report;  // the caller's, if it set one
+  auto [result, l] = wait_acquire(name, opts, message, report);
   // A refusal that was not retried into success reads as "not acquired",
   // as the throwing form says.
   ec = result == errc::validity_expired ? make_error_code(errc::not_acquired) : result;

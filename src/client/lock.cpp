@@ -33,4 +33,15 @@ boost::asio::cancellation_slot lock::lost_slot() const {
 }
 const std::vector<node_result>& lock::nodes() const { return checked(state_).nodes; }
 
+std::string_view to_string(lost_reason r) noexcept {
+  switch (r) {
+    case lost_reason::none: return "none";
+    case lost_reason::expired: return "expired";
+    case lost_reason::taken_over: return "taken_over";
+    case lost_reason::quorum_lost: return "quorum_lost";
+    case lost_reason::max_hold: return "max_hold";
+  }
+  return "unknown";
+}
+
 }  // namespace redlock

@@ -66,6 +66,11 @@ check_result check_acquire(std::string_view name, const acquire_options& o, mill
     return fail(errc::bad_option, "renew_fraction must be in (0, 1) (got " + std::to_string(o.renew_fraction) + ")");
   if (o.renew && o.ttl * o.renew_fraction <= node_timeout)
     return fail(errc::bad_option, "ttl * renew_fraction must exceed the node timeout, or renewals cannot finish in time");
+  if (o.max_hold < milliseconds(0)) return fail(errc::bad_option, "max_hold must be >= 0 (0: no cap)");
+  // Without renewal the lease ends at its ttl anyway: a cap there would be
+  // silently meaningless.
+  if (o.max_hold > milliseconds(0) && !o.renew)
+    return fail(errc::bad_option, "max_hold caps renewal: it needs renew = true (without renewal the ttl caps the hold)");
   return {};
 }
 

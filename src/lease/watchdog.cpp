@@ -13,14 +13,16 @@ using boost::system::error_code;
 
 watchdog::watchdog(asio::any_io_executor strand, asio::any_io_executor user_executor,
                    std::shared_ptr<redlock::observer> observer, const std::shared_ptr<lock_state>& state, double fraction,
-                   renew_function renew)
+                   std::chrono::milliseconds max_hold, renew_function renew)
     : state_(state),
       renew_(std::move(renew)),
       user_executor_(std::move(user_executor)),
       observer_(std::move(observer)),
       timer_(std::move(strand)),
       interval_(std::max(std::chrono::milliseconds(1),
-                         std::chrono::duration_cast<std::chrono::milliseconds>(state->ttl * fraction))) {}
+                         std::chrono::duration_cast<std::chrono::milliseconds>(state->ttl * fraction))) {
+  if (max_hold.count() > 0) renew_until_ = state->now() + max_hold;
+}
 
 void watchdog::start() { schedule(within_window(interval_)); }
 
@@ -32,6 +34,9 @@ std::chrono::steady_clock::duration watchdog::within_window(std::chrono::steady_
   if (auto state = state_.lock()) {
     auto left = state->get_valid_until() - state->now();
     delay = std::max<std::chrono::steady_clock::duration>(std::chrono::milliseconds(1), std::min(delay, left / 2));
+    // Wake at the cap to signal it then, not up to a renewal interval later.
+    if (renew_until_) delay = std::max<std::chrono::steady_clock::duration>(
+                          std::chrono::steady_clock::duration::zero(), std::min(delay, *renew_until_ - state->now()));
   }
   return delay;
 }
@@ -54,6 +59,9 @@ void watchdog::renew() {
   // The window ended while we slept (the client's clock jumped, or the
   // process was paused): the lock is lost; a renewal must not revive it.
   if (state->get_valid_until() <= state->now()) return declare_lost(lost_reason::expired);
+  // Held as long as allowed: the lease is left to end by itself (not
+  // released: the holder may still be finishing its work in the window).
+  if (renew_until_ && state->now() >= *renew_until_) return declare_lost(lost_reason::max_hold);
   renew_(state, [self = shared_from_this()](error_code ec) { self->on_renewed(ec); });
 }
 

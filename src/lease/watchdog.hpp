@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 
 namespace redlock::detail {
 
@@ -25,17 +26,19 @@ class watchdog : public std::enable_shared_from_this<watchdog> {
       std::function<void(const std::shared_ptr<lock_state>& state, std::function<void(boost::system::error_code)> done)>;
 
   /// `strand`: the client's (the timer and every callback run there);
-  /// `user_executor`: where on_lost runs.
+  /// `user_executor`: where on_lost runs; `max_hold`: renew no longer than
+  /// this from now, then signal lost_reason::max_hold (zero: no cap).
   watchdog(boost::asio::any_io_executor strand, boost::asio::any_io_executor user_executor,
            std::shared_ptr<redlock::observer> observer, const std::shared_ptr<lock_state>& state, double fraction,
-           renew_function renew);
+           std::chrono::milliseconds max_hold, renew_function renew);
   void start();
   /// Called on release: no renewal is sent afterwards.
   void stop();
 
  private:
   void schedule(std::chrono::steady_clock::duration delay);
-  /// `delay`, but no more than half of the validity window left.
+  /// `delay`, but no more than half of the validity window left, nor past
+  /// the end of renewing (max_hold).
   std::chrono::steady_clock::duration within_window(std::chrono::steady_clock::duration delay) const;
   void renew();
   void on_renewed(boost::system::error_code ec);
@@ -48,6 +51,7 @@ class watchdog : public std::enable_shared_from_this<watchdog> {
   std::shared_ptr<observer> observer_;
   boost::asio::steady_timer timer_;
   std::chrono::milliseconds interval_;
+  std::optional<steady_time> renew_until_;  // max_hold: no renewal from then on
   bool stopped_ = false;
 };
 

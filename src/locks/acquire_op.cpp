@@ -86,6 +86,7 @@ void acquire_op::attempt() {
 
 void acquire_op::on_decided(quorum_round& f, std::uint64_t poll_id) {
   if (phase_ == phase::done) return;  // a release handed us the lock while this poll was in flight
+  if (options_.report) last_round_ = client_->node_results(f);
   error_code why;
   if (f.decision().acquired(options_.ttl, client_->options.drift_factor, options_.min_validity)) {
     if (cancelled()) return abandon_attempt({}, may_hold(f));
@@ -188,6 +189,13 @@ void acquire_op::on_raised(const quorum_round& acquired, const quorum_round& rai
   } else {
     why = raise.failure();
     if (!why) why = errc::not_acquired;
+    // The report shows where the raise failed (the lock was taken there).
+    if (options_.report)
+      for (std::uint32_t i = 0; i < raise.outcomes().size() && i < last_round_.size(); ++i)
+        if (raise.outcomes()[i].error) {
+          last_round_[i].state = raise.outcomes()[i].state;
+          last_round_[i].error = raise.outcomes()[i].error;
+        }
   }
   abandon_attempt(why, may_hold(acquired));
 }
@@ -195,19 +203,16 @@ void acquire_op::on_raised(const quorum_round& acquired, const quorum_round& rai
 // `fence` is the T that was raised: never recompute it from the acquisition
 // round, whose late replies may carry larger counters nobody raised.
 void acquire_op::acquired(const quorum_round& f, std::optional<std::uint64_t> fence) {
-  std::vector<node_result> nodes;
   std::vector<std::uint32_t> refused;  // where our wake list entry outlived the win
-  nodes.reserve(f.outcomes().size());
-  for (std::uint32_t i = 0; i < f.outcomes().size(); ++i) {
-    auto& o = f.outcomes()[i];
-    nodes.push_back({(*client_->masters)[i].display(), o.state, o.error, o.latency});
-    if (o.state == node_state::refused) refused.push_back(i);
-  }
+  for (std::uint32_t i = 0; i < f.outcomes().size(); ++i)
+    if (f.outcomes()[i].state == node_state::refused) refused.push_back(i);
   leave_wake_list(client_, key_, waiter_id_, refused);
-  hold({f.decision().window_end(options_.ttl, client_->options.drift_factor), fence, std::move(nodes), false});
+  hold({f.decision().window_end(options_.ttl, client_->options.drift_factor), fence, client_->node_results(f),
+        false});
 }
 
 void acquire_op::hold(win w) {
+  if (options_.report) last_round_ = w.nodes;
   auto state = new_lock_state(*client_, options_,
                               {name_, key_, token_, latest_request_, w.valid_until, w.fence, std::move(w.nodes)});
   begin_holding(client_, state, options_, w.confirm_handover);
@@ -225,6 +230,10 @@ void acquire_op::complete(error_code ec, lock l) {
   // A mutex waiter that gives up leaves the wake list, so releases stop
   // waking it (a crashed one lapses instead).
   if (ec) leave_wake_list(client_, key_, waiter_id_, client_->masters->all());
+  if (auto& report = options_.report) {
+    report->attempts = attempts_;
+    report->last_attempt = std::move(last_round_);
+  }
   if (auto& obs = client_->options.observer) {
     using std::chrono::microseconds;
     auto now = std::chrono::steady_clock::now();

@@ -112,6 +112,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   std::optional<boost::asio::steady_timer> timer_;
   std::string channel_;
   release_listener::waiter_id watch_id_ = 0;
+  std::vector<node_result> last_round_;  // for options_.report: the latest round's results
 };
 
 }  // namespace redlock::detail

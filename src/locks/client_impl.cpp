@@ -102,4 +102,14 @@ void client_impl::shutdown_after_releases(std::function<void()> then) {
   for (auto& n : masters->connections) n->shutdown_after_cleanups(all_closed);
 }
 
+std::vector<node_result> client_impl::node_results(const quorum_round& round) const {
+  std::vector<node_result> nodes;
+  nodes.reserve(round.outcomes().size());
+  for (std::uint32_t i = 0; i < round.outcomes().size(); ++i) {
+    auto& o = round.outcomes()[i];
+    nodes.push_back({(*masters)[i].display(), o.state, o.error, o.latency});
+  }
+  return nodes;
+}
+
 }  // namespace redlock::detail

@@ -5,6 +5,7 @@
 
 #include "connection/connection.hpp"
 #include "quorum/node_set.hpp"
+#include "quorum/quorum_round.hpp"
 #include "scripts/keys.hpp"
 #include "waiting/release_listener.hpp"
 
@@ -56,6 +57,8 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   /// Where a fair release wakes the head of the queue when it is one of this
   /// client's waiters (the message is the head's owner field).
   std::string wake_channel(const std::string& key) const { return keys::wake_channel(key, client_id); }
+  /// What each master said in `round`, for the caller (lock::nodes(), acquire_report).
+  std::vector<node_result> node_results(const quorum_round& round) const;
   /// Ids of reentrant and fair acquisition requests, growing in this client.
   /// Each master keeps the id of the request that took our hold there, so a
   /// late clean-up of an older request cannot delete a newer hold (the owner

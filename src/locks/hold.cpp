@@ -70,7 +70,7 @@ void begin_holding(const std::shared_ptr<client_impl>& client, const std::shared
       if (c && !c->stopped) run_extend(c, s, s->ttl, std::move(done));
     };
     state->dog = std::make_shared<watchdog>(client->strand, client->executor, client->options.observer, state,
-                                            options.renew_fraction, std::move(renew));
+                                            options.renew_fraction, options.max_hold, std::move(renew));
     state->dog->start();
   }
 }

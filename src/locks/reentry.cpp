@@ -48,6 +48,7 @@ class reentry_op : public std::enable_shared_from_this<reentry_op> {
 
  private:
   void on_decided(quorum_round& f) {
+    if (options_.report) options_.report->last_attempt = client_->node_results(f);
     auto why = lease_round_error(f);
     // The owner's last release, the loss of the lease or the end of its
     // window while this round was in flight ends the hold, this level included.
@@ -68,6 +69,7 @@ class reentry_op : public std::enable_shared_from_this<reentry_op> {
   }
 
   void complete(error_code ec) {
+    if (options_.report) options_.report->attempts = rounds_;
     if (auto& obs = client_->options.observer) {
       auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started_);
       obs->on_acquire_result({held_->name, options_.kind, ec, took, rounds_});

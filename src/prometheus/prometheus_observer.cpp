@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <redlock/error.hpp>
+#include <redlock/lock.hpp>
 #include <redlock/prometheus_observer.hpp>
 
 #include <boost/asio/error.hpp>
@@ -33,16 +34,6 @@ const char* kind_label(lock_kind k) {
     case lock_kind::mutex: return "mutex";
     case lock_kind::reentrant: return "reentrant";
     case lock_kind::fair: return "fair";
-  }
-  return "unknown";
-}
-
-const char* reason_label(lost_reason r) {
-  switch (r) {
-    case lost_reason::none: return "none";
-    case lost_reason::expired: return "expired";
-    case lost_reason::taken_over: return "taken_over";
-    case lost_reason::quorum_lost: return "quorum_lost";
   }
   return "unknown";
 }
@@ -148,7 +139,7 @@ void prometheus_observer::on_renewal(std::string_view, const boost::system::erro
 }
 
 void prometheus_observer::on_lease_lost(std::string_view, lost_reason why) {
-  lost_.Add({{"reason", reason_label(why)}}).Increment();
+  lost_.Add({{"reason", std::string(to_string(why))}}).Increment();
 }
 
 }  // namespace redlock

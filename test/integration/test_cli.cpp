@@ -193,8 +193,29 @@ BOOST_AUTO_TEST_CASE(cli_tls_ca_from_flag_or_environment_for_every_subcommand) {
   BOOST_TEST(r.code == 0, r.err);
   BOOST_TEST(redlock::testing::eventually([&] { return m.holding("secure") == 0u; }));
 
+  // doctor takes the same CA, by flag or environment; without it the
+  // masters cannot be verified, hence not audited.
+  auto reachable = [](const result& doc) {
+    std::size_t n = 0;
+    auto report = boost::json::parse(doc.out);
+    for (auto& node : report.as_object().at("nodes").as_array())
+      n += node.as_object().at("reachable").as_bool();
+    return n;
+  };
+  const std::string doctor = "doctor --json --round-trips 3" + tls_timeout;
+  auto doc = cli(nodes, doctor + " --tls-ca " + quote(ca));
+  BOOST_TEST(reachable(doc) == 3u, doc.out << doc.err);
+  doc = cli(nodes, doctor, ca_env);
+  BOOST_TEST(reachable(doc) == 3u, doc.out << doc.err);
+  doc = cli(nodes, doctor);
+  BOOST_TEST(doc.code == 2, doc.err);
+  BOOST_TEST(reachable(doc) == 0u, doc.out);
+
   // The flag wins over the environment; a missing file is bad input.
   auto missing = cli(nodes, "acquire --name secure --tls-ca /nonexistent/ca.crt" + tls_timeout, ca_env);
+  BOOST_TEST(missing.code == 64, missing.err);
+  BOOST_TEST(missing.err.find("/nonexistent/ca.crt") != std::string::npos, missing.err);
+  missing = cli(nodes, doctor + " --tls-ca /nonexistent/ca.crt", ca_env);
   BOOST_TEST(missing.code == 64, missing.err);
   BOOST_TEST(missing.err.find("/nonexistent/ca.crt") != std::string::npos, missing.err);
   BOOST_TEST(redlock::testing::eventually([&] { return m.holding("secure") == 0u; }));
@@ -306,4 +327,61 @@ BOOST_AUTO_TEST_CASE(cli_release_by_token_frees_every_kind) {
     BOOST_TEST(r.code == 0, kind << ": " << r.err);
     BOOST_TEST(redlock::testing::eventually([&] { return m.holding(name) == 0u; }), kind);
   }
+}
+
+BOOST_AUTO_TEST_CASE(cli_verbose_says_what_each_master_said_when_not_acquired) {
+  masters m(3);
+  redlock::client holder(m.options(1000ms));
+  auto l = holder.acquire("told", {.ttl = 60000ms});
+  BOOST_REQUIRE(redlock::testing::eventually([&] { return m.holding("told") == 3u; }));
+  auto quiet = cli(nodes_of(m), "acquire --name told --node-timeout 1s");
+  BOOST_TEST(quiet.code == 75);
+  BOOST_TEST(quiet.err.find("not acquired (1 attempt; last: ") != std::string::npos, quiet.err);
+  BOOST_TEST(std::count(quiet.err.begin(), quiet.err.end(), '\n') == 1, quiet.err);
+  auto r = cli(nodes_of(m), "acquire --name told --node-timeout 1s --verbose");
+  BOOST_TEST(r.code == 75);
+  // The headline, then one line per master in --nodes order.
+  BOOST_TEST(std::count(r.err.begin(), r.err.end(), '\n') == 4, r.err);
+  auto uris = m.uris();
+  std::size_t at = 0;
+  for (auto& u : uris) {
+    at = r.err.find("redlock:   " + u + " ", at);
+    BOOST_TEST(at != std::string::npos, r.err);
+  }
+  BOOST_TEST(r.err.find(" locked") == std::string::npos, r.err);
+  holder.release(l);
+}
+
+BOOST_AUTO_TEST_CASE(cli_run_max_hold_ends_the_command_after_the_cap) {
+  masters m(3);
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = cli(nodes_of(m), "run --name capped --ttl 600ms --max-hold 1500ms --grace 300ms -- sleep 30");
+  auto took = std::chrono::steady_clock::now() - t0;
+  BOOST_TEST(r.code == 70, r.err);
+  BOOST_TEST(r.err.find("--max-hold") != std::string::npos, r.err);
+  BOOST_TEST((took >= 1500ms));   // renewed past its ttl until the cap
+  BOOST_TEST((took < 20s));       // and did not wait for the command
+  BOOST_TEST(redlock::testing::eventually([&] { return m.holding("capped") == 0u; }));
+}
+
+BOOST_AUTO_TEST_CASE(cli_run_on_lost_kill_and_hook) {
+  masters m(3);
+  auto nodes = nodes_of(m);
+  // kill: SIGKILL at once, even for a command that ignores SIGTERM.
+  auto r = cli(nodes, "run --name k --ttl 600ms --max-hold 900ms --on-lost kill -- sh -c 'trap \"\" TERM; sleep 30'");
+  BOOST_TEST(r.code == 70, r.err);
+  // hook: the operator's command runs with the command's pid and the reason.
+  auto file = "/tmp/redlock-cli-hook-" + std::to_string(::getpid());
+  r = cli(nodes, "run --name h --ttl 600ms --max-hold 900ms --grace 5s --on-lost " +
+                     quote("hook:echo \"$REDLOCK_NAME $REDLOCK_LOST_REASON\" > " + file + "; kill $REDLOCK_PID") +
+                     " -- sleep 30");
+  BOOST_TEST(r.code == 70, r.err);
+  BOOST_TEST(slurp(file) == "h max_hold\n");
+  std::remove(file.c_str());
+  auto bad = cli(nodes, "run --name b --on-lost explode -- true");
+  BOOST_TEST(bad.code == 64);
+  BOOST_TEST(bad.err.find("--on-lost 'explode'") != std::string::npos, bad.err);
+  bad = cli(nodes, "run --name b --max-hold -1s -- true");
+  BOOST_TEST(bad.code == 64, bad.err);
+  BOOST_TEST(m[0].command({"DBSIZE"}) == "0");
 }

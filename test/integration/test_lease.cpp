@@ -127,5 +127,44 @@ BOOST_AUTO_TEST_CASE(lease_options_are_checked) {
   BOOST_CHECK_THROW(c.acquire("x", o), redlock::error);
   o.renew_fraction = 0.01;  // 10 ms between renewals < the 50 ms node timeout
   BOOST_CHECK_THROW(c.acquire("x", o), redlock::error);
+  o = renewed(1000ms);
+  o.max_hold = -1ms;
+  BOOST_TEST((redlock::testing::code_of([&] { c.acquire("x", o); }) == redlock::errc::bad_option));
+  o.max_hold = 5000ms;
+  o.renew = false;  // a cap on renewal without renewal means nothing: refused, not ignored
+  try {
+    c.acquire("x", o);
+    BOOST_FAIL("max_hold without renew was accepted");
+  } catch (const redlock::error& e) {
+    BOOST_TEST(e.code() == redlock::errc::bad_option);
+    BOOST_TEST(std::string(e.what()).find("max_hold") != std::string::npos, e.what());
+  }
   BOOST_TEST(m[0].command({"DBSIZE"}) == "0");
+}
+
+BOOST_AUTO_TEST_CASE(max_hold_stops_renewal_and_signals_lost_no_earlier_than_the_cap) {
+  masters m(3);
+  redlock::client c(m.options(50ms));
+  std::promise<lost_reason> told;
+  auto o = renewed(600ms, [&](lost_reason why) { told.set_value(why); });
+  o.max_hold = 1500ms;
+  auto t0 = steady::now();
+  auto l = c.acquire("capped", o);
+  auto fut = told.get_future();
+  BOOST_REQUIRE((fut.wait_for(10s) == std::future_status::ready));
+  auto told_after = steady::now() - t0;
+  // Renewed until the cap (2.5 ttls), and told no earlier than it.
+  BOOST_TEST((told_after >= 1500ms), std::chrono::duration_cast<std::chrono::milliseconds>(told_after).count());
+  BOOST_TEST((fut.get() == lost_reason::max_hold));
+  BOOST_TEST(l.lost());
+  BOOST_TEST((l.why_lost() == lost_reason::max_hold));
+  BOOST_TEST(redlock::to_string(l.why_lost()) == "max_hold");
+  // Not released: its last renewal still holds it (the holder may be
+  // finishing); a quorum of masters has our token past the first ttl.
+  std::size_t ours = 0;
+  for (std::size_t i = 0; i < 3; ++i) ours += m[i].command({"GET", "capped"}) == l.token();
+  BOOST_TEST(ours >= 2u);
+  // Then it ends by itself: no renewal after the signal.
+  BOOST_TEST(redlock::testing::eventually([&] { return m.holding("capped") == 0u; }));
+  BOOST_TEST((c.try_acquire("capped") != std::nullopt));
 }

@@ -501,3 +501,71 @@ BOOST_AUTO_TEST_CASE(a_waiter_that_died_on_the_wake_list_only_delays_the_others)
   BOOST_TEST(eventually([&] { return m.holding(redlock::detail::keys::wake_list("dead-head")) == 0u; }, 10s));
   BOOST_TEST(eventually([&] { return m.holding(redlock::detail::keys::wake_deadlines("dead-head")) == 0u; }, 10s));
 }
+
+BOOST_AUTO_TEST_CASE(a_failed_acquisition_says_what_each_master_said) {
+  masters m(3);
+  redlock::client holder(m.options(1000ms));
+  auto held = holder.acquire("explained", {.ttl = 60000ms});
+  BOOST_REQUIRE(eventually([&] { return m.holding("explained") == 3u; }));
+  m[2].stop();  // refused on two masters, a connection failure on the third
+  redlock::client c(m.options(200ms));
+  auto report = std::make_shared<redlock::acquire_report>();
+  auto got = c.try_acquire("explained", {.max_attempts = 2, .retry_delay = 10ms, .retry_jitter = 0ms, .report = report});
+  BOOST_TEST(!got.has_value());
+  BOOST_TEST(report->attempts == 2u);
+  BOOST_REQUIRE(report->last_attempt.size() == 3u);
+  // The round ends as soon as no quorum is possible (two answers that are
+  // not grants): a master still unheard from then is "pending".
+  auto uris = m.uris();
+  std::size_t pending = 0, refused = 0;
+  for (std::size_t i = 0; i < 3; ++i) {
+    BOOST_TEST_CONTEXT("master " << i) {
+      auto& r = report->last_attempt[i];
+      BOOST_TEST(r.node == uris[i]);  // these URIs carry no password
+      BOOST_TEST(redlock::describe(r).find(uris[i] + " ") == 0u, redlock::describe(r));
+      BOOST_TEST((r.state != redlock::node_state::locked));
+      pending += r.state == redlock::node_state::pending;
+      refused += r.state == redlock::node_state::refused;
+      // The held masters refuse; the stopped one fails (or times out).
+      if (i < 2) BOOST_TEST((r.state == redlock::node_state::refused || r.state == redlock::node_state::pending));
+      if (i == 2)
+        BOOST_TEST((r.state == redlock::node_state::failed || r.state == redlock::node_state::unknown ||
+                    r.state == redlock::node_state::pending));
+      bool has_error = r.state == redlock::node_state::failed || r.state == redlock::node_state::unknown;
+      BOOST_TEST(bool(r.error) == has_error);
+    }
+  }
+  BOOST_TEST(pending <= 1u);
+  BOOST_TEST(refused >= 1u);
+  BOOST_TEST(redlock::summarize(report->last_attempt).find("refused") != std::string::npos);
+
+  // The sync exception carries the same, and its message sums it up.
+  try {
+    c.acquire("explained");
+    BOOST_FAIL("acquired a held lock");
+  } catch (const redlock::error& e) {
+    BOOST_TEST(e.code() == errc::not_acquired);
+    BOOST_REQUIRE(e.report() != nullptr);
+    BOOST_TEST(e.report()->attempts == 1u);
+    BOOST_TEST(e.report()->last_attempt.size() == 3u);
+    BOOST_TEST(std::string(e.what()).find("after 1 attempt; last: ") != std::string::npos, e.what());
+    BOOST_TEST(std::string(e.what()).find(" refused") != std::string::npos, e.what());
+  }
+
+  // The async API: the report is complete when the handler runs.
+  auto async_report = std::make_shared<redlock::acquire_report>();
+  auto f = c.async().async_acquire("explained", {.report = async_report}, boost::asio::use_future);
+  BOOST_CHECK_THROW(f.get(), boost::system::system_error);
+  BOOST_TEST(async_report->attempts == 1u);
+  BOOST_TEST(async_report->last_attempt.size() == 3u);
+
+  // A win reports too: where it was granted.
+  holder.release(held);
+  auto won = std::make_shared<redlock::acquire_report>();
+  auto l = c.acquire("explained", {.report = won});
+  BOOST_TEST(won->attempts == 1u);
+  BOOST_REQUIRE(won->last_attempt.size() == 3u);
+  BOOST_TEST((won->last_attempt[0].state == redlock::node_state::locked));
+  BOOST_TEST((won->last_attempt[1].state == redlock::node_state::locked));
+  c.release(l);
+}

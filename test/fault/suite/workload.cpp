@@ -236,6 +236,9 @@ void workload::run_worker(std::size_t c, std::size_t r) {
       if (lease) {
         ao.ttl = uniform_ms(rng, options_.lease_ttl_min, options_.lease_ttl_max);
         ao.renew = std::bernoulli_distribution(0.5)(rng);
+        // Some renewed leases are capped (max_hold), often before the
+        // planned hold ends: renewal stops there and the lock is lost early.
+        if (ao.renew && std::bernoulli_distribution(0.3)(rng)) ao.max_hold = uniform_ms(rng, ao.ttl / 2, ao.ttl * 3);
         ao.on_lost = [lost_at](lost_reason) { lost_at->store(steady::now().time_since_epoch().count()); };
       }
       op a;
@@ -243,6 +246,7 @@ void workload::run_worker(std::size_t c, std::size_t r) {
       a.resource = res;
       a.kind = op_kind::acquire;
       a.detail = "ttl " + std::to_string(ao.ttl.count());
+      if (ao.max_hold.count() > 0) a.detail += " max_hold " + std::to_string(ao.max_hold.count());
       a.invoke = steady::now();
       auto aid = history_.invoke(a);
       auto ga = co_await guarded<error_code, lock>(
