@@ -115,5 +115,6 @@ outcome run_contended_fair(settings& s);
 outcome run_fenced(settings& s);
 outcome run_one_hung(settings& s);
 outcome run_no_quorum(settings& s);
+outcome run_alloc(settings& s);
 
 }  // namespace bench

@@ -53,6 +53,7 @@ const scenario all_scenarios[] = {
     {"fenced", run_fenced, "sequential acquire+release with fencing tokens, one resource"},
     {"one_hung", run_one_hung, "one master SIGSTOPped: sequential acquire+release"},
     {"no_quorum", run_no_quorum, "a majority SIGSTOPped: single attempts until failure"},
+    {"alloc", run_alloc, "heap allocations (malloc, calloc, realloc; every thread) per uncontended acquire+release"},
 };
 
 // A duration with a unit (50ms, 10s), as the CLI reads it; at least 1 ms.

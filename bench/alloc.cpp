@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: Apache-2.0
+// `alloc`: heap allocations per uncontended acquire+release pair, counted by
+// replacing malloc, calloc and realloc in this executable (glibc lets a
+// program replace them; the counters forward to glibc's own __libc_*).
+// Every thread is counted, the client's I/O thread included, from the first
+// acquire call to the last release's completion, driven by plain callbacks
+// so the bench itself allocates nothing per pair. Sanitizer builds bring
+// their own allocator: there the scenario says it is unavailable.
+#include "bench.hpp"
+
+#include <redlock/redlock.hpp>
+
+#include <boost/asio/io_context.hpp>
+
+#include <atomic>
+#include <cstdlib>
+#include <functional>
+#include <optional>
+
+#if !REDLOCK_BENCH_SANITIZE
+namespace {
+std::atomic<bool> counting{false};
+std::atomic<std::uint64_t> allocations{0};
+void note() {
+  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace
+
+extern "C" {
+void* __libc_malloc(std::size_t);
+void* __libc_calloc(std::size_t, std::size_t);
+void* __libc_realloc(void*, std::size_t);
+void __libc_free(void*);
+
+void* malloc(std::size_t n) {
+  note();
+  return __libc_malloc(n);
+}
+void* calloc(std::size_t n, std::size_t size) {
+  note();
+  return __libc_calloc(n, size);
+}
+void* realloc(void* p, std::size_t n) {
+  note();
+  return __libc_realloc(p, n);
+}
+void free(void* p) { __libc_free(p); }
+}
+#endif
+
+namespace bench {
+
+#if !REDLOCK_BENCH_SANITIZE
+namespace {
+
+// Acquire then release `names` one after the other, each step started from
+// the previous one's completion handler (a small lambda: no allocation of
+// ours). Returns the pairs that completed.
+std::size_t run_pairs(redlock::async_client& c, std::vector<std::string>& names, const redlock::acquire_options& o,
+                      boost::asio::io_context& io) {
+  std::size_t next = 0, done = 0;
+  bool finished = false;
+  std::function<void()> step;  // built once, before counting starts
+  step = [&] {
+    if (next == names.size()) {
+      finished = true;
+      return;
+    }
+    c.async_acquire(std::move(names[next++]), o, [&](boost::system::error_code ec, redlock::lock l) {
+      if (ec) return step();
+      c.async_release(l, [&](boost::system::error_code) {
+        ++done;
+        step();
+      });
+    });
+  };
+  step();
+  // The client's connections keep reads pending: run until the chain ends.
+  io.restart();
+  while (!finished && io.run_one()) {
+  }
+  return done;
+}
+
+}  // namespace
+#endif
+
+outcome run_alloc(settings& s) {
+  outcome r;
+#if REDLOCK_BENCH_SANITIZE
+  r.skipped = "sanitizer builds replace malloc themselves: allocations not counted";
+  return r;
+#else
+  const std::size_t warm = 200, n = s.quick ? 500 : 2000;
+  redlock::acquire_options o;
+  o.ttl = s.ttl;
+  boost::asio::io_context io{1};
+  std::optional<redlock::async_client> client;
+  auto co = s.client_options();
+  co.key_prefix = s.tag + ":";  // unique keys per run, short names
+  client.emplace(io.get_executor(), co);
+  // Short names (within std::string's small buffer): moving them into the
+  // call allocates nothing.
+  auto names_for = [&](char tag, std::size_t count) {
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < count; ++i) names.push_back(std::string(1, tag) + std::to_string(i));
+    return names;
+  };
+  auto warm_names = names_for('w', warm);
+  run_pairs(*client, warm_names, o, io);
+  auto names = names_for('a', n);
+  allocations.store(0);
+  counting.store(true);
+  auto pairs = run_pairs(*client, names, o, io);
+  counting.store(false);
+  auto counted = allocations.load();
+  client.reset();
+  io.restart();
+  io.run_for(std::chrono::seconds(2));
+  if (pairs == 0) {
+    r.skipped = "no pair completed";
+    return r;
+  }
+  double per_pair = static_cast<double>(counted) / static_cast<double>(pairs);
+  r.data["pairs"] = pairs;
+  r.data["allocations"] = counted;
+  r.data["allocations_per_pair"] = per_pair;
+  r.data["per_master_per_pair"] = per_pair / static_cast<double>(s.masters.size());
+  r.data["counted"] = "malloc, calloc and realloc calls of every thread, from the first acquire to the last release";
+  return r;
+#endif
+}
+
+}  // namespace bench
