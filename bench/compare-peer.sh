@@ -265,6 +265,10 @@ const defs = [
   ['uncontended pair p50', get(ours, 'uncontended.pair_us.p50'), (p) => ms2us(get(p.u, 'pair.p50')), 'µs', 'lower'],
   ['uncontended pair p99', get(ours, 'uncontended.pair_us.p99'), (p) => ms2us(get(p.u, 'pair.p99')), 'µs', 'lower'],
   ['uncontended acquire p50', get(ours, 'uncontended.acquire_us.p50'), (p) => ms2us(get(p.u, 'acquire.p50')), 'µs', 'lower'],
+  // How close each client's pair is to the hand-written quorum pair (the same
+  // two rounds on raw hiredis, from redlock-bench's floor scenario): the bound.
+  ['uncontended pair p50 / quorum floor', get(ours, 'uncontended.pair_us.p50') / get(ours, 'floor.quorum_pair_us.p50'),
+   (p) => ms2us(get(p.u, 'pair.p50')) / get(ours, 'floor.quorum_pair_us.p50'), 'x', 'lower'],
   ['64 in flight pair p50', get(ours, 'throughput.pair_us.p50'), (p) => ms2us(get(p.t, 'pair.p50')), 'µs', 'lower'],
   ['one hung: acquire p50', get(ours, 'one_hung.acquire_us.p50'), (p) => ms2us(get(p.h, 'while_stopped.acquire.p50')), 'µs', 'lower'],
   ['one hung: failures', get(ours, 'one_hung.failures'), (p) => get(p.h, 'while_stopped.acquire_fails'), '', ''],
