@@ -116,5 +116,7 @@ outcome run_fenced(settings& s);
 outcome run_one_hung(settings& s);
 outcome run_no_quorum(settings& s);
 outcome run_alloc(settings& s);
+outcome run_scale_nodes(settings& s);
+outcome run_many_names(settings& s);
 
 }  // namespace bench

@@ -53,6 +53,8 @@ const scenario all_scenarios[] = {
     {"fenced", run_fenced, "sequential acquire+release with fencing tokens, one resource"},
     {"one_hung", run_one_hung, "one master SIGSTOPped: sequential acquire+release"},
     {"no_quorum", run_no_quorum, "a majority SIGSTOPped: single attempts until failure"},
+    {"scale_nodes", run_scale_nodes, "uncontended pairs and the hand-written quorum floor for 1, 3, 5, 7 and 9 masters"},
+    {"many_names", run_many_names, "100,000 distinct locks held at once (64 in flight): rate, bytes per lock, acquire next to them"},
     {"alloc", run_alloc, "heap allocations (malloc, calloc, realloc; every thread) per uncontended acquire+release"},
 };
 
@@ -109,7 +111,7 @@ void pretty(std::ostream& os, const json::value& v, int indent = 0) {
     pad(indent);
     os << "}";
   } else if (v.is_array()) {
-    // Arrays (of scalars, here) on one line.
+    // Arrays on one line (their objects, as scale_nodes' rows, across lines).
     os << "[";
     bool first = true;
     for (auto& x : v.get_array()) {
@@ -167,6 +169,18 @@ void print_table(std::ostream& os, const json::object& root) {
         auto& l = x.get_object();
         os << "p50 " << std::right << std::setw(10) << num(l.at("p50")) << "   p99 " << std::setw(10)
            << num(l.at("p99")) << "   max " << std::setw(10) << num(l.at("max"));
+      } else if (x.is_array() && !x.get_array().empty() && x.get_array().front().is_object()) {
+        // Rows (scale_nodes): one line each, latencies as p50/p99.
+        for (auto& row : x.get_array()) {
+          os << "\n   ";
+          for (auto& [rk, rv] : row.get_object()) {
+            os << " " << std::string(rk) << " ";
+            if (is_latency(rv))
+              os << num(rv.get_object().at("p50")) << "/" << num(rv.get_object().at("p99"));
+            else
+              os << scalar_text(rv);
+          }
+        }
       } else {
         os << scalar_text(x);
       }

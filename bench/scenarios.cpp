@@ -664,3 +664,149 @@ outcome run_no_quorum(settings& s) {
 }
 
 }  // namespace bench
+
+namespace bench {
+
+// ---- scale_nodes: how the cost grows with the number of masters ---------------------
+
+// For N = 1, 3, 5, 7, 9 masters: sequential acquire+release (async_client, as
+// `uncontended`) and the hand-written quorum pair on the same N (as `floor`).
+// Both fan out in parallel, so the ratio should stay flat as N grows. Local
+// runs start the masters beyond the 5 they have; with --nodes only the N
+// that the given masters allow are measured.
+outcome run_scale_nodes(settings& s) {
+  outcome r;
+  std::vector<std::unique_ptr<redlock::testing::redis_process>> extra;
+  std::vector<master> all = s.masters;
+  if (s.local) {
+    while (all.size() < 9) {
+      extra.push_back(std::make_unique<redlock::testing::redis_process>());
+      register_child(extra.back()->pid());
+      master m = parse_master(extra.back()->uri());
+      m.local = extra.back().get();
+      m.pid = extra.back()->pid();
+      all.push_back(m);
+    }
+  }
+  const std::size_t warm = s.quick ? 100 : 300, n = s.quick ? 500 : 2000;
+  json::array rows;
+  for (std::size_t count : {1u, 3u, 5u, 7u, 9u}) {
+    if (count > all.size()) break;
+    settings sub = s;
+    sub.masters.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(count));
+    auto o = single_attempt(sub);
+    pair_samples p;
+    {
+      async_env env(sub);
+      pair_samples w;
+      auto prefix = s.tag + ":scale" + std::to_string(count);
+      run_one(env.io, sequential_pairs(*env.client, prefix + ":w:", true, warm, o, w));
+      run_one(env.io, sequential_pairs(*env.client, prefix + ":", true, n, o, p));
+    }
+    json::object row{{"masters", count}, {"failures", p.failures}};
+    auto acquire = summarize(p.acquire), pair = summarize(p.pair);
+    row["acquire_us"] = to_json(acquire);
+    row["pair_us"] = to_json(pair);
+    if (auto q = quorum_floor(sub, n)) {
+      auto floor = summarize(*q);
+      row["quorum_floor_pair_us"] = to_json(floor);
+      if (floor.p50 > 0) row["pair_over_floor"] = round_to(pair.p50 / floor.p50, 3);
+    }
+    rows.push_back(std::move(row));
+  }
+  for (auto& e : extra) unregister_child(e->pid());
+  r.data["by_masters"] = std::move(rows);
+  return r;
+}
+
+}  // namespace bench
+
+namespace bench {
+
+// ---- many_names: a master full of held locks ----------------------------------------
+
+namespace {
+
+// used_memory from INFO memory (bytes), or -1.
+long long used_memory(const master& m) {
+  auto c = connect_blocking(m, 2000ms);
+  auto* rep = static_cast<redisReply*>(redisCommand(c.get(), "INFO memory"));
+  long long bytes = -1;
+  if (rep && rep->type == REDIS_REPLY_STRING) {
+    std::string_view text(rep->str, rep->len);
+    constexpr std::string_view field = "used_memory:";
+    if (auto at = text.find(field); at != std::string_view::npos) bytes = std::atoll(rep->str + at + field.size());
+  }
+  if (rep) freeReplyObject(rep);
+  return bytes;
+}
+
+}  // namespace
+
+// Holds 100,000 distinct locks at once (10,000 with --quick), taken 64 in
+// flight: how fast, what each costs a master in memory, and what an
+// acquisition costs next to that many keys compared with an empty master.
+// Every lock is released at the end.
+outcome run_many_names(settings& s) {
+  outcome r;
+  const std::size_t target = s.quick ? 10000 : 100000, in_flight = 64, probe = s.quick ? 300 : 1000;
+  auto probe_options = single_attempt(s);
+  auto hold_options = single_attempt(s);
+  hold_options.ttl = std::max(s.ttl, milliseconds(300000));  // they must outlast the run
+  std::vector<redlock::lock> held;
+  held.reserve(target);
+  std::size_t failures = 0, release_failures = 0;
+  pair_samples empty, full;
+  long long before = -1, after = -1;
+  double fill_s = 0;
+  {
+    async_env env(s);
+    run_one(env.io, sequential_pairs(*env.client, s.tag + ":mw:", true, probe, probe_options, empty));
+    empty = {};
+    run_one(env.io, sequential_pairs(*env.client, s.tag + ":me:", true, probe, probe_options, empty));
+    before = used_memory(s.masters.front());
+    std::size_t next = 0;
+    auto taker = [&]() -> asio::awaitable<void> {
+      while (next < target) {
+        auto name = s.tag + ":m:" + std::to_string(next++);
+        auto [ec, l] = co_await env.client->async_acquire(std::move(name), hold_options, as_tuple_awaitable);
+        if (ec)
+          ++failures;
+        else
+          held.push_back(std::move(l));
+      }
+    };
+    auto t0 = steady::now();
+    std::vector<asio::awaitable<void>> tasks;
+    for (std::size_t w = 0; w < in_flight; ++w) tasks.push_back(taker());
+    run_all(env.io, std::move(tasks));
+    fill_s = std::chrono::duration<double>(steady::now() - t0).count();
+    after = used_memory(s.masters.front());
+    run_one(env.io, sequential_pairs(*env.client, s.tag + ":mf:", true, probe, probe_options, full));
+    std::size_t next_release = 0;
+    auto releaser = [&]() -> asio::awaitable<void> {
+      while (next_release < held.size()) {
+        auto& l = held[next_release++];
+        auto [ec] = co_await env.client->async_release(l, as_tuple_awaitable);
+        if (ec) ++release_failures;
+      }
+    };
+    tasks.clear();
+    for (std::size_t w = 0; w < in_flight; ++w) tasks.push_back(releaser());
+    run_all(env.io, std::move(tasks));
+  }
+  r.data["held"] = held.size();
+  r.data["failures"] = failures;
+  r.data["release_failures"] = release_failures;
+  r.data["acquisitions_per_s"] = fill_s > 0 ? std::round(static_cast<double>(held.size()) / fill_s) : 0.0;
+  if (before >= 0 && after >= 0 && !held.empty())
+    r.data["bytes_per_lock"] = round_to(static_cast<double>(after - before) / static_cast<double>(held.size()), 1);
+  r.data["empty_acquire_us"] = to_json(summarize(empty.acquire));
+  r.data["full_acquire_us"] = to_json(summarize(full.acquire));
+  r.data["full_pair_us"] = to_json(summarize(full.pair));
+  auto e = summarize(empty.acquire), f = summarize(full.acquire);
+  if (e.p99 > 0) r.data["p99_full_over_empty"] = round_to(f.p99 / e.p99, 3);
+  return r;
+}
+
+}  // namespace bench
