@@ -2,7 +2,8 @@
 -- Extend a lease on one master if, and only if, we still own the lock there.
 -- Works for every kind: a string key holding our token (mutex) or a hash
 -- with our owner field (reentrant, fair).
--- KEYS[1] lock key; ARGV[1] token or owner field, ARGV[2] ttl in ms,
+-- KEYS[1] lock key, KEYS[2] holder description (optional: lengthened with
+-- the key when it is ours, see mutex_acquire.lua); ARGV[1] token or owner field, ARGV[2] ttl in ms,
 -- ARGV[3] hash kinds: the hold id of the hold being extended (a hold taken
 -- by a later request of ours is not this extend's: it may have arrived late,
 -- on a connection the client has since dropped; reentrant_acquire.lua)
@@ -20,5 +21,9 @@ if not ours then
 end
 if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+local about = KEYS[2] and redis.call('GET', KEYS[2])
+if about and string.sub(about, 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then
+  redis.call('PEXPIRE', KEYS[2], redis.call('PTTL', KEYS[1]))
 end
 return 1

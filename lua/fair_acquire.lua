@@ -14,6 +14,9 @@
 -- reentrant_acquire.lua for the ':hold-id' field it is kept in,
 -- ARGV[8] '1' when a release may hand this waiter the lock, '0' when not (a
 -- fenced waiter, which must draw its counter itself)
+-- KEYS[6] holder description, ARGV[9] who is acquiring, in words ('' or
+-- absent: nothing to write), as in reentrant_acquire.lua; a waiter handed the
+-- lock by a release writes it when it confirms (fair_dequeue.lua)
 -- Returns 'OK' or the fence counter when granted; when queued, -1 - our rank
 -- in line (-1: first, but the lock is held), so a waiter far back can poll
 -- less often; nil when a later request of ours already ran here.
@@ -73,6 +76,9 @@ if ours or (kind == 'none' and head == ARGV[1]) then
   -- first on every master, so masters cannot split between two waiters.
   redis.call('HSET', KEYS[1], ARGV[1], 1, ':hold-id', ARGV[7])
   lengthen(KEYS[1], ARGV[2])
+  if (ARGV[9] or '') ~= '' then
+    redis.call('SET', KEYS[6], ARGV[1] .. ' ' .. ARGV[9], 'PX', redis.call('PTTL', KEYS[1]))
+  end
   if ARGV[3] == '1' then
     return redis.call('INCR', KEYS[2])
   end

@@ -4,7 +4,7 @@
 -- waiter that gives up leaves through reentrant_release.lua instead, which
 -- also passes the lock on.
 -- KEYS[1] wait queue, KEYS[2] waiter deadlines, KEYS[3] hand-over terms,
--- KEYS[4] lock key
+-- KEYS[4] lock key, KEYS[5] holder description
 -- ARGV[1] owner field, ARGV[2] ttl ms to extend our hold to where we hold the
 -- lock ('' to leave it): a lock handed over by a release lives only until the
 -- head's queue deadline, so that a head that died in line costs no more than
@@ -12,6 +12,8 @@
 -- ARGV[3] the hold id (the latest request id of the acquisition that won):
 -- a place in line or a hold from a later request of ours is left alone (this
 -- may arrive late, see reentrant_release.lua).
+-- ARGV[4] with ARGV[2]: who holds it, in words ('' or absent: nothing to
+-- write; fair_acquire.lua)
 -- Returns 1 when our hold was found (and extended) here, else 0.
 local hold_id = tonumber(ARGV[3])
 local terms = redis.call('HGET', KEYS[3], ARGV[1])
@@ -23,6 +25,9 @@ if ARGV[2] ~= '' and redis.call('HEXISTS', KEYS[4], ARGV[1]) == 1
     and tonumber(redis.call('HGET', KEYS[4], ':hold-id') or '0') <= hold_id then
   -- Never shorter than it is (docs/algorithm.md, "Lease rules").
   if redis.call('PTTL', KEYS[4]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[4], ARGV[2]) end
+  if (ARGV[4] or '') ~= '' then
+    redis.call('SET', KEYS[5], ARGV[1] .. ' ' .. ARGV[4], 'PX', redis.call('PTTL', KEYS[4]))
+  end
   return 1
 end
 return 0

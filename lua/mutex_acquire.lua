@@ -4,9 +4,12 @@
 -- KEYS[2] fence counter key ({R}:fence)
 -- KEYS[3] wake list ({R}:wake: waiters by the time they began, a sorted set)
 -- KEYS[4] wake list deadlines ({R}:wake:until: server time each entry lapses)
+-- KEYS[5] holder description ({R}:holder), with ARGV[7]
 -- ARGV[1] token, ARGV[2] ttl in ms, ARGV[3] '1' to also draw a fencing counter
 -- ARGV[4] waiter id ('' or absent: not a waiter), ARGV[5] its score (when it
 -- began, the same on every master), ARGV[6] how long its entry lives (ms)
+-- ARGV[7] who is acquiring, in words ('' or absent: nothing to write); kept
+-- as '<token> <description>' for as long as the key (status.lua)
 -- Returns: 'OK' (status) when acquired unfenced, the new counter value when
 -- acquired fenced, nil when another holder has the key. A key of another type
 -- is someone else's data: it is reported, never overwritten.
@@ -17,6 +20,9 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   if waiter ~= '' then
     redis.call('ZREM', KEYS[3], waiter)
     redis.call('ZREM', KEYS[4], waiter)
+  end
+  if (ARGV[7] or '') ~= '' then
+    redis.call('SET', KEYS[5], ARGV[1] .. ' ' .. ARGV[7], 'PX', ARGV[2])
   end
   if ARGV[3] == '1' then
     return redis.call('INCR', KEYS[2])

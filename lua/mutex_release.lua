@@ -1,7 +1,8 @@
 -- SPDX-License-Identifier: Apache-2.0
 -- Release the mutex on one master if, and only if, we still hold it.
 -- KEYS[1] lock key, KEYS[2] wake list, KEYS[3] wake list deadlines
--- (mutex_acquire.lua); ARGV[1] token, ARGV[2] release channel ({R}:released),
+-- (mutex_acquire.lua), KEYS[4] holder description (deleted when it is ours);
+-- ARGV[1] token, ARGV[2] release channel ({R}:released),
 -- ARGV[3] '1' to wake a waiter (a real release), '0' when cleaning up an
 -- abandoned attempt (waking then would only make contenders spin).
 -- A real release wakes one waiter, not all: the first live one on the wake
@@ -16,6 +17,9 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
 redis.call('DEL', KEYS[1])
+-- Ours when it starts with our token, which is new at every acquisition.
+local about = KEYS[4] and redis.call('GET', KEYS[4])
+if about and string.sub(about, 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then redis.call('DEL', KEYS[4]) end
 if ARGV[3] ~= '1' then
   return 1
 end

@@ -3,7 +3,8 @@
 -- fair waiter that gives up leaves for good.
 -- KEYS[1] lock key (hash), KEYS[2] wait queue, KEYS[3] waiter deadlines,
 -- KEYS[4] waiters' terms (fair locks, see fair_acquire.lua; absent, so empty,
--- otherwise)
+-- otherwise), KEYS[5] holder description (deleted with the last level when
+-- it is ours; optional)
 -- ARGV[1] owner field, ARGV[2] release channel, ARGV[3] '1' for the last level,
 -- ARGV[4] '1' when leaving for good (a holder's last release, or a fair
 -- waiter giving up): leave the queue and pass the lock on; '0' when cleaning
@@ -72,6 +73,8 @@ if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0
 end
 if ARGV[3] == '1' then
   redis.call('DEL', KEYS[1])
+  local about = KEYS[5] and redis.call('GET', KEYS[5])
+  if about and string.sub(about, 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then redis.call('DEL', KEYS[5]) end
   if leaving then pass_on(true) end
   return 1
 end

@@ -1,7 +1,9 @@
 -- SPDX-License-Identifier: Apache-2.0
 -- Read-only view of one lock on one master, for `redlock status`.
--- KEYS[1] lock key, KEYS[2] fence counter key, KEYS[3] fair wait queue
--- Returns { type, token, pttl in ms, fence counter (or ''), owners, waiters }:
+-- KEYS[1] lock key, KEYS[2] fence counter key, KEYS[3] fair wait queue,
+-- KEYS[4] holder description
+-- Returns { type, token, pttl in ms, fence counter (or ''), owners, waiters,
+-- holder description ('<owner> <words>' or '') }:
 -- token is a mutex holder's value; owners is { field, count, ... } of a
 -- reentrant/fair lock; waiters is a fair queue in order. Nested arrays, not
 -- joined strings: an owner name may contain any character.
@@ -22,4 +24,5 @@ elseif kind == 'hash' then
 end
 local fence = redis.call('GET', KEYS[2]) or ''
 local waiters = redis.call('ZRANGE', KEYS[3], 0, -1)
-return { kind, token, redis.call('PTTL', KEYS[1]), fence, owners, waiters }
+local about = redis.call('GET', KEYS[4]) or ''
+return { kind, token, redis.call('PTTL', KEYS[1]), fence, owners, waiters, about }

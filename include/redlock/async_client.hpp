@@ -55,6 +55,7 @@ struct node_status {
   std::chrono::milliseconds pttl{-2};  ///< as PTTL: -2 no key, -1 no expiry
   std::optional<std::uint64_t> fence;  ///< the fence counter, if any
   std::vector<std::string> waiters;    ///< fair locks: the queued owner fields, in order
+  std::string description;             ///< the holder's acquire_options::description, if it gave one
 };
 
 /// "free", "mutex", "owners", "foreign": for logs and machine-readable output.

@@ -110,6 +110,15 @@ struct acquire_options {
   /// each master when the acquisition ends, won or not: why it failed,
   /// master by master. Shared, so an async caller may read it in its handler.
   std::shared_ptr<acquire_report> report{};
+  /// Who holds the lock, in words (say "host:pid job-42"): stored with the
+  /// hold on each master while it lasts and shown by status
+  /// (node_status::description), for operators. Never read by any decision.
+  /// At most max_description_bytes, no control characters; empty: none (a
+  /// plain mutex then needs no script on the masters).
+  std::string description{};
 };
+
+/// The longest acquire_options::description accepted.
+inline constexpr std::size_t max_description_bytes = 256;
 
 }  // namespace redlock

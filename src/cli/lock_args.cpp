@@ -38,14 +38,25 @@ void add_acquire_options(po::options_description& d) {
   d.add_options()("ttl", po::value<std::string>(), "lease time (default 10s)")(
       "wait", po::value<std::string>(), "how long to keep trying (default 0s: one attempt)")(
       "fenced", "also obtain a fencing token")("kind", po::value<std::string>(), "mutex (default), reentrant or fair")(
-      "verbose,v", "when not acquired, show what each master said in the last attempt");
+      "verbose,v", "when not acquired, show what each master said in the last attempt")(
+      "description", po::value<std::string>(),
+      "who holds it, in words, shown by `redlock status` (default host:pid; '' for none)");
 }
+
+namespace {
+std::string host_and_pid() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  return std::string(host[0] ? host : "unknown-host") + ":" + std::to_string(::getpid());
+}
+}  // namespace
 
 redlock::acquire_options read_acquire(const po::variables_map& vm) {
   redlock::acquire_options a;
   a.ttl = duration_arg(vm, "ttl", 10s);
   a.wait = duration_arg(vm, "wait", 0s);
   a.fenced = vm.count("fenced") > 0;
+  a.description = vm.count("description") ? vm["description"].as<std::string>() : host_and_pid();
   if (vm.count("kind")) {
     auto k = vm["kind"].as<std::string>();
     if (k == "mutex")

@@ -30,7 +30,7 @@ struct common {
 void add_common(boost::program_options::options_description& d);
 common read_common(const boost::program_options::variables_map& vm);
 
-/// --ttl, --wait, --fenced, --kind, --max-hold, --verbose.
+/// --ttl, --wait, --fenced, --kind, --verbose, --description.
 void add_acquire_options(boost::program_options::options_description& d);
 redlock::acquire_options read_acquire(const boost::program_options::variables_map& vm);
 

@@ -46,6 +46,7 @@ int status(const std::vector<std::string>& args) {
       o["pttl_ms"] = n.pttl.count();
       if (n.fence) o["fence"] = *n.fence;
       if (!n.waiters.empty()) o["waiters"] = json::array(n.waiters.begin(), n.waiters.end());
+      if (!n.description.empty()) o["description"] = n.description;
       a.push_back(std::move(o));
     }
     std::cout << json::serialize(json::object{{"name", c.name}, {"nodes", std::move(a)}}) << "\n";
@@ -70,6 +71,8 @@ int status(const std::vector<std::string>& args) {
         break;
       case redlock::key_content::foreign: std::cout << "key holds a " << n.foreign_type << " (not a lock)"; break;
     }
+    // Quoted: it is whatever the holder wrote (no control characters).
+    if (!n.description.empty()) std::cout << " (\"" << n.description << "\")";
     std::cout << ", fence " << (n.fence ? std::to_string(*n.fence) : std::string("-"));
     if (!n.waiters.empty()) {
       std::cout << ", queue";

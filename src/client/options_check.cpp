@@ -62,6 +62,14 @@ check_result check_acquire(std::string_view name, const acquire_options& o, mill
   }
   if (o.owner.find(':') != std::string::npos || o.owner.size() > 256)
     return fail(errc::bad_option, "owner must not contain ':' and must be at most 256 characters");
+  if (o.description.size() > max_description_bytes)
+    return fail(errc::bad_option, "description must be at most " + std::to_string(max_description_bytes) +
+                                      " bytes (got " + std::to_string(o.description.size()) + ")");
+  // One line in `redlock status`, whatever it holds.
+  for (unsigned char c : o.description)
+    if (c < 0x20 || c == 0x7f)
+      return fail(errc::bad_option, "description must not contain control characters (found byte " +
+                                        std::to_string(c) + ")");
   if (o.renew && !(o.renew_fraction > 0.0 && o.renew_fraction < 1.0))
     return fail(errc::bad_option, "renew_fraction must be in (0, 1) (got " + std::to_string(o.renew_fraction) + ")");
   if (o.renew && o.ttl * o.renew_fraction <= node_timeout)

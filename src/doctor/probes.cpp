@@ -21,16 +21,18 @@ lock_names names_of_lock(const std::string& key_prefix, const std::string& name)
           keys::released_channel(key),
           keys::wake_channel(key, sample_client_id),
           keys::wake_list(key),
-          keys::wake_deadlines(key)};
+          keys::wake_deadlines(key),
+          keys::holder(key)};
 }
 
 std::vector<std::vector<std::string>> acl_probes(const lock_names& l) {
   const std::string field = std::string(32, '0') + ":owner";
   std::vector<std::vector<std::string>> p = {
       // Sent by the library itself.
-      {"EVALSHA", std::string(scripts::mutex_acquire.sha1), "7", l.key, l.fence, l.queue, l.deadlines, l.terms,
-       l.wake_list, l.wake_deadlines},
-      {"EVAL", "return 0", "7", l.key, l.fence, l.queue, l.deadlines, l.terms, l.wake_list, l.wake_deadlines},
+      {"EVALSHA", std::string(scripts::mutex_acquire.sha1), "8", l.key, l.fence, l.queue, l.deadlines, l.terms,
+       l.wake_list, l.wake_deadlines, l.holder},
+      {"EVAL", "return 0", "8", l.key, l.fence, l.queue, l.deadlines, l.terms, l.wake_list, l.wake_deadlines,
+       l.holder},
       {"SCRIPT", "LOAD", "return 0"},
       {"SUBSCRIBE", l.channel},
       {"SUBSCRIBE", l.wake_channel},
@@ -76,6 +78,11 @@ std::vector<std::vector<std::string>> acl_probes(const lock_names& l) {
       {"PTTL", l.wake_deadlines},
       {"PEXPIRE", l.wake_list, "10000"},
       {"PEXPIRE", l.wake_deadlines, "10000"},
+      {"SET", l.holder, field + " host:1", "PX", "10000"},
+      {"GET", l.holder},
+      {"DEL", l.holder},
+      {"PTTL", l.holder},
+      {"PEXPIRE", l.holder, "10000"},
       {"PUBLISH", l.channel, "1"},
       {"PUBLISH", l.wake_channel, "1"},
       {"TIME"},

@@ -12,7 +12,7 @@ namespace redlock::detail {
 
 /// The keys and channels of one lock (client_impl's key layout).
 struct lock_names {
-  std::string key, fence, queue, deadlines, terms, channel, wake_channel, wake_list, wake_deadlines;
+  std::string key, fence, queue, deadlines, terms, channel, wake_channel, wake_list, wake_deadlines, holder;
 };
 lock_names names_of_lock(const std::string& key_prefix, const std::string& name);
 

@@ -58,6 +58,7 @@ void acquire_op::attempt() {
   if (is_hash_kind()) req.hold_id = latest_request_ = client_->next_request_id++;
   req.may_be_handed = may_be_handed_the_lock();
   req.waiter = waiter_id_;
+  req.description = options_.description;
   req.waiter_lapse = wake_list_lapse(options_, client_->options.node_timeout);
   std::uint64_t poll_id = req.may_be_handed ? req.hold_id : 0;
   auto round = acquire_round(client_, req, [self = shared_from_this(), poll_id](quorum_round& f) {

@@ -5,6 +5,7 @@
 #include "kinds.hpp"
 #include "operations.hpp"
 #include "quorum/validity.hpp"
+#include "scripts/keys.hpp"
 #include "scripts/script.hpp"
 
 #include <redlock/error.hpp>
@@ -30,7 +31,8 @@ void run_extend(const std::shared_ptr<client_impl>& client, const std::shared_pt
     // shortens a key (lua/extend.lua), so the window stays where it was.
     done(ec);
   };
-  round_ptr round(new quorum_round(client->masters, scripts::extend, {state->key},
+  round_ptr round(new quorum_round(client->masters, scripts::extend,
+                             {state->key, keys::holder(state->key)},
                              {state->token, std::to_string(ttl.count()), std::to_string(state->hold_id)},
                              classify_one_zero, std::move(on_decided)));
   round->settle_failure();  // "not held" needs every refusal counted

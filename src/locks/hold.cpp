@@ -55,9 +55,13 @@ void begin_holding(const std::shared_ptr<client_impl>& client, const std::shared
       if (!confirm_handover || !s || !f.succeeded()) return;
       s->extend_window(window_end(f.started_at(), s->ttl, drift_factor));
     };
+    // A hold handed over by a release was written by the releaser's script,
+    // which knows no description: the confirmation writes it.
+    auto description = confirm_handover ? options.description : std::string();
     boost::asio::post(client->strand, [client, key = state->key, token = state->token, hold_id = state->hold_id,
-                                       extend_to, on_left = std::move(on_left)]() mutable {
-      leave_queue(client, key, token, hold_id, extend_to, std::move(on_left));
+                                       extend_to, description = std::move(description),
+                                       on_left = std::move(on_left)]() mutable {
+      leave_queue(client, key, token, hold_id, extend_to, description, std::move(on_left));
     });
   }
   if (options.renew) {

@@ -3,6 +3,7 @@
 
 #include "quorum/replies.hpp"
 
+#include "scripts/keys.hpp"
 #include "scripts/script.hpp"
 
 #include <redlock/error.hpp>
@@ -44,25 +45,29 @@ round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquir
       // The canonical RedLock command: no script to run on the masters (a
       // Lua call costs them about four times a SET). A key of another type
       // just refuses it; check_key_types() tells the caller why afterwards.
-      // A waiter needs the script, which puts it on the wake list if refused.
-      if (!req.fenced && req.waiter.empty())
+      // A waiter needs the script, which puts it on the wake list if refused;
+      // so does a description, written next to the key.
+      if (!req.fenced && req.waiter.empty() && req.description.empty())
         return round_ptr(new quorum_round(client->masters, {"SET", req.key, req.token, "NX", "PX", ttl}, classify_grant,
                                     std::move(done)));
       return round_ptr(new quorum_round(
           client->masters, scripts::mutex_acquire,
-          {req.key, fence, keys::wake_list(req.key), keys::wake_deadlines(req.key)},
-          {req.token, ttl, fenced, req.waiter, score, std::to_string(req.waiter_lapse.count())}, classify_grant,
+          {req.key, fence, keys::wake_list(req.key), keys::wake_deadlines(req.key), keys::holder(req.key)},
+          {req.token, ttl, fenced, req.waiter, score, std::to_string(req.waiter_lapse.count()), req.description},
+          classify_grant,
           std::move(done)));
     case lock_kind::reentrant:
-      return round_ptr(new quorum_round(client->masters, scripts::reentrant_acquire, {req.key, fence},
-                                  {req.token, ttl, fenced, mode, hold_id}, classify_grant, std::move(done)));
+      return round_ptr(new quorum_round(client->masters, scripts::reentrant_acquire,
+                                        {req.key, fence, keys::holder(req.key)},
+                                        {req.token, ttl, fenced, mode, hold_id, req.description}, classify_grant,
+                                        std::move(done)));
     case lock_kind::fair:
       return round_ptr(new quorum_round(
           client->masters, scripts::fair_acquire,
           {req.key, fence, keys::queue(req.key), keys::queue_deadlines(req.key),
-           keys::queue_terms(req.key)},
+           keys::queue_terms(req.key), keys::holder(req.key)},
           {req.token, ttl, fenced, mode, score, std::to_string(req.queue_timeout.count()), hold_id,
-           req.may_be_handed ? "1" : "0"},
+           req.may_be_handed ? "1" : "0", req.description},
           classify_fair_grant,
           std::move(done)));
   }
@@ -86,7 +91,8 @@ round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind ki
   if (kind == lock_kind::mutex) {
     if (wake) client->note_own_release(token);
     return as_release(round_ptr(new quorum_round(
-        client->masters, scripts::mutex_release, {key, keys::wake_list(key), keys::wake_deadlines(key)},
+        client->masters, scripts::mutex_release,
+        {key, keys::wake_list(key), keys::wake_deadlines(key), keys::holder(key)},
         {token, keys::released_channel(key), publish}, classify_one_zero, std::move(done))));
   }
   // The owner field is the same at every acquisition: the message carries a
@@ -95,7 +101,7 @@ round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind ki
   if (!release_id.empty()) client->note_own_release(release_id);
   return as_release(round_ptr(new quorum_round(client->masters, scripts::reentrant_release,
                               {key, keys::queue(key), keys::queue_deadlines(key),
-                               keys::queue_terms(key)},
+                               keys::queue_terms(key), keys::holder(key)},
                               {token, keys::released_channel(key), last ? "1" : "0", publish, release_id,
                                std::to_string(hold_id)},
                               classify_one_zero, std::move(done))));
@@ -128,12 +134,13 @@ void undo_reentry(const std::shared_ptr<client_impl>& client, const std::string&
 }
 
 void leave_queue(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& field,
-                 std::uint64_t hold_id, std::optional<milliseconds> extend_to, quorum_round::decided_fn done) {
+                 std::uint64_t hold_id, std::optional<milliseconds> extend_to, const std::string& description,
+                 quorum_round::decided_fn done) {
   round_ptr round(new quorum_round(client->masters, scripts::fair_dequeue,
                              {keys::queue(key), keys::queue_deadlines(key),
-                              keys::queue_terms(key), key},
+                              keys::queue_terms(key), key, keys::holder(key)},
                              {field, extend_to ? std::to_string(extend_to->count()) : std::string(),
-                              std::to_string(hold_id)},
+                              std::to_string(hold_id), description},
                              classify_one_zero, std::move(done)));
   round->start();
 }

@@ -35,6 +35,7 @@ struct acquire_request {
   // long its wake list entry lives (docs/algorithm.md, section 10).
   std::string waiter{};
   milliseconds waiter_lapse{0};
+  std::string description{};  // acquire_options::description ('' for none)
 };
 round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquire_request& req, quorum_round::decided_fn done);
 
@@ -60,7 +61,8 @@ void undo_reentry(const std::shared_ptr<client_impl>& client, const std::string&
 /// ("yes"), confirming a hold a release handed over for its queue deadline
 /// only. (A waiter that gives up leaves by a release, which passes the lock on.)
 void leave_queue(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& field,
-                 std::uint64_t hold_id, std::optional<milliseconds> extend_to, quorum_round::decided_fn done);
+                 std::uint64_t hold_id, std::optional<milliseconds> extend_to, const std::string& description,
+                 quorum_round::decided_fn done);
 
 /// The outcome of a round on a lock we hold (extend, renewal, re-entry,
 /// release): success, errc::not_held only when refusals made a quorum

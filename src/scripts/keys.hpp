@@ -41,6 +41,11 @@ inline std::string wake_deadlines(std::string_view key) { return tagged(key, ":w
 inline std::string wake_channel(std::string_view key, std::string_view client_id) {
   return released_channel(key).append(":").append(client_id);
 }
+/// Who holds the lock, in words (`acquire_options::description`): '<owner>
+/// <description>', a string living as long as the hold it describes.
+/// Advisory, for operators: shown by status only while <owner> holds the
+/// lock, never read by any decision.
+inline std::string holder(std::string_view key) { return tagged(key, ":holder"); }
 /// Storage side of fencing (fenced_store, on the storage server, never on
 /// the lock masters): the highest token seen for a resource.
 inline std::string fence_seen(std::string_view resource) { return tagged(resource, ":fence:seen"); }

@@ -3,6 +3,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "masters.hpp"
+#include "scripts/keys.hpp"
 
 #include <redlock/redlock.hpp>
 
@@ -13,6 +14,7 @@
 #include <csignal>
 #include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <thread>
 
 extern char** environ;
@@ -150,15 +152,46 @@ BOOST_AUTO_TEST_CASE(cli_acquire_extend_status_release_for_shell_scripts) {
   auto s = cli(nodes, "status --name shell --json");
   BOOST_TEST(s.code == 0);
   auto st = boost::json::parse(s.out).as_object();
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
   for (auto& n : st.at("nodes").as_array()) {
     BOOST_TEST(std::string(n.at("holds").as_string()) == "mutex");
     BOOST_TEST(std::string(n.at("token").as_string()) == token);
     BOOST_TEST(n.at("pttl_ms").as_int64() > 20000);
+    // By default the acquiring process says who it was (host:pid), and the
+    // extend by token lengthened that with the key.
+    std::string about(n.at("description").as_string());
+    BOOST_TEST(about.rfind(std::string(host) + ":", 0) == 0u, about);
+    BOOST_TEST(about.find_first_not_of("0123456789", std::string(host).size() + 1) == std::string::npos, about);
   }
+  BOOST_TEST(std::stol(m[0].command({"PTTL", redlock::detail::keys::holder("shell")})) > 20000);
   BOOST_TEST(cli(nodes, "release --name shell --token not-the-token").code == 75);
   BOOST_TEST(redlock::testing::eventually([&] { return m.holding("shell") == 3u; }));
   BOOST_TEST(cli(nodes, "release --name shell --token " + token).code == 0);
   BOOST_TEST(redlock::testing::eventually([&] { return m.holding("shell") == 0u; }));
+  BOOST_TEST(redlock::testing::eventually([&] { return m.holding(redlock::detail::keys::holder("shell")) == 0u; }));
+}
+
+BOOST_AUTO_TEST_CASE(cli_description_is_shown_by_status_and_checked) {
+  masters m(3);
+  auto nodes = nodes_of(m);
+  auto a = cli(nodes, "acquire --name told --kind reentrant --description 'deploy #42 by ana' --json");
+  BOOST_REQUIRE(a.code == 0);
+  BOOST_TEST(redlock::testing::eventually([&] {
+    return cli(nodes, "status --name told").out.find("(\"deploy #42 by ana\")") != std::string::npos;
+  }));
+  auto s = boost::json::parse(cli(nodes, "status --name told --json").out).as_object();
+  BOOST_TEST(std::string(s.at("nodes").as_array()[0].at("description").as_string()) == "deploy #42 by ana");
+
+  // '' for none: nothing written next to the key.
+  BOOST_TEST(cli(nodes, "acquire --name quiet --description ''").code == 0);
+  BOOST_TEST(redlock::testing::eventually([&] { return m.holding("quiet") == 3u; }));
+  BOOST_TEST(m.holding(redlock::detail::keys::holder("quiet")) == 0u);
+
+  auto bad = cli(nodes, "acquire --name loud --description \"$(printf 'two\\nlines')\"");
+  BOOST_TEST(bad.code == 64, bad.err);
+  BOOST_TEST(bad.err.find("description") != std::string::npos, bad.err);
+  BOOST_TEST(m.holding("loud") == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(cli_tls_ca_from_flag_or_environment_for_every_subcommand) {

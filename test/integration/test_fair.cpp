@@ -545,6 +545,7 @@ BOOST_AUTO_TEST_CASE(fair_release_hands_the_lock_to_the_head) {
   o.queue_timeout = 4000ms;
   o.retry_delay = 3000ms;  // a poll would come this late
   o.retry_jitter = 0ms;
+  o.description = "the head";  // written by the confirmation: the releaser's script cannot know it
   struct acquisition {
     redlock::lock lock;
     steady::time_point at;
@@ -570,6 +571,11 @@ BOOST_AUTO_TEST_CASE(fair_release_hands_the_lock_to_the_head) {
     int extended = 0;
     for (std::size_t i = 0; i < 3; ++i) extended += std::stoll(m[i].command({"PTTL", "handover"})) > 15000;
     return extended >= 2;
+  }));
+  BOOST_TEST(eventually([&] {
+    std::size_t described = 0;
+    for (auto& s : waiter.status("handover")) described += s.description == "the head";
+    return described >= 2;
   }));
   for (std::size_t i = 0; i < 3; ++i) {
     BOOST_TEST(queued_on(m[i], "handover") == 0u);

@@ -230,6 +230,10 @@ void workload::run_worker(std::size_t c, std::size_t r) {
       ao.kind = options_.kind;
       if (ao.kind != lock_kind::mutex) ao.owner = "worker-" + std::to_string(r);
       ao.queue_timeout = options_.queue_timeout;
+      // Half the acquisitions describe their holder: a mutex then takes the
+      // script path instead of SET NX, and every kind writes, lengthens and
+      // deletes its description next to the lock, all under the faults.
+      if (std::bernoulli_distribution(0.5)(rng)) ao.description = "worker-" + std::to_string(r) + " nemesis";
       // A lease cycle (see workload_options::lease_p): renewed or extended.
       bool lease = r + options_.lease_resources >= resources_.size();
       auto lost_at = std::make_shared<std::atomic<long long>>(0);
@@ -247,6 +251,7 @@ void workload::run_worker(std::size_t c, std::size_t r) {
       a.kind = op_kind::acquire;
       a.detail = "ttl " + std::to_string(ao.ttl.count());
       if (ao.max_hold.count() > 0) a.detail += " max_hold " + std::to_string(ao.max_hold.count());
+      if (!ao.description.empty()) a.detail += " described";
       a.invoke = steady::now();
       auto aid = history_.invoke(a);
       auto ga = co_await guarded<error_code, lock>(
