@@ -43,6 +43,11 @@ struct lock_state {
   /// False for an adopted lock until its first extend: it has had no window
   /// of ours yet, so none has ended (strand only).
   bool has_window = true;
+  /// It may have a holder description next to it ({R}:holder), which extend
+  /// lengthens and the last release deletes. Without one they skip that key:
+  /// each extra call in a release costs the masters about a GET. Adopted
+  /// locks may have one: unknown, so true.
+  bool described = true;
 
   /// Adopted hash-kind locks (async_client::adopt): the hold id is unknown,
   /// so their extend and release act on any hold of their owner field

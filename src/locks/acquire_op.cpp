@@ -74,7 +74,7 @@ void acquire_op::attempt() {
     round->on_late_yes([self = shared_from_this(), token = token_, attempt = attempts_](std::uint32_t node) {
       if (attempt <= self->abandoned_attempt_)
         release_abandoned(self->client_, lock_kind::mutex, self->key_, token, /*hold_id: mutex has none*/ 0,
-                          {node});
+                          self->described(), {node});
     });
   // A fair poll that fails is only followed by waiting in line: hear every
   // master first, so that cleaning up does not release (and so void the
@@ -123,7 +123,7 @@ void acquire_op::abandon_attempt(error_code why, std::vector<std::uint32_t> node
   for (auto i : handover_.counted())
     if (std::find(nodes.begin(), nodes.end(), i) == nodes.end()) nodes.push_back(i);
   handover_.forget(nodes, client_->next_request_id);
-  release_abandoned(client_, options_.kind, key_, token_, latest_request_, nodes);
+  release_abandoned(client_, options_.kind, key_, token_, latest_request_, described(), nodes);
   if (cancelled()) return complete(asio::error::operation_aborted, {});
   retry_or_fail(why);
 }
@@ -227,7 +227,8 @@ void acquire_op::complete(error_code ec, lock l) {
   // A fair waiter that gives up must not stay in the queue, nor keep a
   // hold a release handed it that it did not count; it passes the lock on.
   if (ec && options_.kind == lock_kind::fair)
-    release_round(client_, options_.kind, key_, token_, latest_request_, true, true, [](quorum_round&) {})->start();
+    release_round(client_, options_.kind, key_, token_, latest_request_, true, true, described(), [](quorum_round&) {})
+        ->start();
   // A mutex waiter that gives up leaves the wake list, so releases stop
   // waking it (a crashed one lapses instead).
   if (ec) leave_wake_list(client_, key_, waiter_id_, client_->masters->all());

@@ -52,6 +52,8 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   };
 
   bool is_hash_kind() const { return options_.kind != lock_kind::mutex; }
+  // This acquisition writes a holder description next to the lock.
+  bool described() const { return !options_.description.empty(); }
   bool cancelled() const { return phase_ == phase::cancelled; }
 
   // Not for fenced waiters: they draw their fence counter themselves.

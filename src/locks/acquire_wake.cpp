@@ -56,7 +56,7 @@ bool acquire_op::won_by_hand_over() {
 
 void acquire_op::abandon_handed() {
   auto nodes = handover_.counted();
-  release_abandoned(client_, options_.kind, key_, token_, latest_request_, nodes);
+  release_abandoned(client_, options_.kind, key_, token_, latest_request_, described(), nodes);
   handover_.forget(nodes, client_->next_request_id);
 }
 

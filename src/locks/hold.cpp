@@ -31,6 +31,7 @@ std::shared_ptr<lock_state> new_lock_state(const client_impl& client, const acqu
   s->hold_id = hold.hold_id;
   s->set_valid_until(hold.valid_until);
   s->fence = hold.fence;
+  s->described = !options.description.empty();
   s->nodes = std::move(hold.nodes);
   return s;
 }

@@ -85,23 +85,26 @@ round_ptr as_release(round_ptr round) {
 }  // namespace
 
 round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
-                        const std::string& token, std::uint64_t hold_id, bool last, bool wake,
+                        const std::string& token, std::uint64_t hold_id, bool last, bool wake, bool described,
                         quorum_round::decided_fn done) {
   auto publish = wake ? "1" : "0";
+  std::vector<std::string> keys_of_kind;
+  if (kind == lock_kind::mutex)
+    keys_of_kind = {key, keys::wake_list(key), keys::wake_deadlines(key)};
+  else
+    keys_of_kind = {key, keys::queue(key), keys::queue_deadlines(key), keys::queue_terms(key)};
+  if (described) keys_of_kind.push_back(keys::holder(key));  // the scripts' last, optional key
   if (kind == lock_kind::mutex) {
     if (wake) client->note_own_release(token);
     return as_release(round_ptr(new quorum_round(
-        client->masters, scripts::mutex_release,
-        {key, keys::wake_list(key), keys::wake_deadlines(key), keys::holder(key)},
+        client->masters, scripts::mutex_release, std::move(keys_of_kind),
         {token, keys::released_channel(key), publish}, classify_one_zero, std::move(done))));
   }
   // The owner field is the same at every acquisition: the message carries a
   // fresh id instead, so waiters can tell this release from the next.
   auto release_id = wake && last ? client->new_token() : std::string();
   if (!release_id.empty()) client->note_own_release(release_id);
-  return as_release(round_ptr(new quorum_round(client->masters, scripts::reentrant_release,
-                              {key, keys::queue(key), keys::queue_deadlines(key),
-                               keys::queue_terms(key), keys::holder(key)},
+  return as_release(round_ptr(new quorum_round(client->masters, scripts::reentrant_release, std::move(keys_of_kind),
                               {token, keys::released_channel(key), last ? "1" : "0", publish, release_id,
                                std::to_string(hold_id)},
                               classify_one_zero, std::move(done))));
@@ -169,10 +172,11 @@ void leave_wake_list(const std::shared_ptr<client_impl>& client, const std::stri
 }
 
 void release_abandoned(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
-                       const std::string& token, std::uint64_t hold_id, const std::vector<std::uint32_t>& nodes) {
+                       const std::string& token, std::uint64_t hold_id, bool described,
+                       const std::vector<std::uint32_t>& nodes) {
   // No wake-up: only a holder's release means the lock became free.
   if (!nodes.empty())
-    release_round(client, kind, key, token, hold_id, true, false, [](quorum_round&) {})->start_on(nodes);
+    release_round(client, kind, key, token, hold_id, true, false, described, [](quorum_round&) {})->start_on(nodes);
 }
 
 }  // namespace redlock::detail

@@ -44,7 +44,7 @@ round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquir
 /// `hold_id` (reentrant, fair): the latest request id of the acquisition
 /// being ended; holds taken by later requests of ours are left alone.
 round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
-                        const std::string& token, std::uint64_t hold_id, bool last, bool wake,
+                        const std::string& token, std::uint64_t hold_id, bool last, bool wake, bool described,
                         quorum_round::decided_fn done);
 
 /// Asks every master for the type of `key`: `done(true)` if some master holds
@@ -81,8 +81,10 @@ std::vector<std::uint32_t> may_hold(const quorum_round& attempt);
 void leave_wake_list(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& waiter,
                      const std::vector<std::uint32_t>& nodes);
 
-/// Fire-and-forget release of an abandoned attempt on the given masters.
+/// Fire-and-forget release of an abandoned attempt on the given masters
+/// (`described`: the attempt wrote a holder description).
 void release_abandoned(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
-                       const std::string& token, std::uint64_t hold_id, const std::vector<std::uint32_t>& nodes);
+                       const std::string& token, std::uint64_t hold_id, bool described,
+                       const std::vector<std::uint32_t>& nodes);
 
 }  // namespace redlock::detail
