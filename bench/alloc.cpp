@@ -17,7 +17,16 @@
 #include <functional>
 #include <optional>
 
-#if !REDLOCK_BENCH_SANITIZE
+// Build with -DREDLOCK_BENCH_NO_MALLOC_HOOK to profile the bench with
+// heaptrack instead (its preload cannot see allocations once this executable
+// defines malloc itself); `alloc` is then skipped.
+#if REDLOCK_BENCH_SANITIZE || defined(REDLOCK_BENCH_NO_MALLOC_HOOK)
+#define REDLOCK_BENCH_COUNTS_MALLOC 0
+#else
+#define REDLOCK_BENCH_COUNTS_MALLOC 1
+#endif
+
+#if REDLOCK_BENCH_COUNTS_MALLOC
 namespace {
 std::atomic<bool> counting{false};
 std::atomic<std::uint64_t> allocations{0};
@@ -50,7 +59,7 @@ void free(void* p) { __libc_free(p); }
 
 namespace bench {
 
-#if !REDLOCK_BENCH_SANITIZE
+#if REDLOCK_BENCH_COUNTS_MALLOC
 namespace {
 
 // Acquire then release `names` one after the other, each step started from
@@ -87,8 +96,9 @@ std::size_t run_pairs(redlock::async_client& c, std::vector<std::string>& names,
 
 outcome run_alloc(settings& s) {
   outcome r;
-#if REDLOCK_BENCH_SANITIZE
-  r.skipped = "sanitizer builds replace malloc themselves: allocations not counted";
+#if !REDLOCK_BENCH_COUNTS_MALLOC
+  r.skipped = "sanitizer builds replace malloc themselves (or built with REDLOCK_BENCH_NO_MALLOC_HOOK): allocations "
+              "not counted";
   return r;
 #else
   const std::size_t warm = 200, n = s.quick ? 500 : 2000;

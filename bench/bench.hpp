@@ -34,9 +34,14 @@ inline double micros(steady::time_point a, steady::time_point b) {
 struct summary {
   std::size_t n = 0;
   double p50 = 0, p99 = 0, max = 0;
+  std::vector<double> cdf;  // with keep_cdf: percentiles 0, 1, ..., 100
 };
 summary summarize(std::vector<double>& samples);
-/// {"p50","p99","max"}; rounded to `decimals`.
+/// Set by --plot: every summary also keeps its distribution (101 percentiles).
+extern bool keep_cdf;
+/// {"p50","p99","max"} and, with keep_cdf, "cdf"; rounded to `decimals`.
+/// (The sample at percentile p is at index ceil(p/100 * n) - 1, and the
+/// smallest for p = 0.)
 json::object to_json(const summary& s, int decimals = 1);
 
 /// One master, as given by --nodes or started by the bench.
@@ -59,6 +64,10 @@ struct hiredis_deleter {
 };
 using hiredis_ptr = std::unique_ptr<redisContext, hiredis_deleter>;
 hiredis_ptr connect_blocking(const master& m, milliseconds timeout);
+
+/// A numeric field of INFO `section` (used_memory, connected_clients, ...),
+/// over a connection of its own; -1 when the master does not report it.
+long long info_number(const master& m, const char* section, const char* field);
 
 /// Waits until the master answers PING (or throws after `limit`).
 void wait_answering(const master& m, milliseconds limit);
@@ -118,5 +127,17 @@ outcome run_no_quorum(settings& s);
 outcome run_alloc(settings& s);
 outcome run_scale_nodes(settings& s);
 outcome run_many_names(settings& s);
+outcome run_many_clients(settings& s);
+
+/// many_clients runs this executable again as its worker processes: main()
+/// hands such an invocation to many_clients_worker.
+bool is_many_clients_worker(int argc, char** argv);
+int many_clients_worker(int argc, char** argv);
+
+/// --plot DIR: writes the data files and a gnuplot script for the latency
+/// CDFs (ours, the floors, the peers' p50/p99/max when `peers_dir` holds
+/// compare-peer.sh's results) and the scale_nodes curves, then runs gnuplot
+/// if it is installed. Returns what it did, for the operator.
+std::string write_plots(const json::object& root, const std::string& dir, const std::string& peers_dir);
 
 }  // namespace bench

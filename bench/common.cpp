@@ -6,8 +6,10 @@
 #include <atomic>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <csignal>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 
 namespace bench {
@@ -27,16 +29,39 @@ summary summarize(std::vector<double>& samples) {
   s.p50 = at(0.50);
   s.p99 = at(0.99);
   s.max = samples.back();
+  if (keep_cdf)
+    for (int p = 0; p <= 100; ++p) s.cdf.push_back(at(p / 100.0));
   return s;
 }
+
+bool keep_cdf = false;
 
 json::object to_json(const summary& s, int decimals) {
   double scale = std::pow(10.0, decimals);
   auto r = [scale](double x) { return std::round(x * scale) / scale; };
-  return {{"p50", r(s.p50)}, {"p99", r(s.p99)}, {"max", r(s.max)}};
+  json::object o{{"p50", r(s.p50)}, {"p99", r(s.p99)}, {"max", r(s.max)}};
+  if (!s.cdf.empty()) {
+    json::array cdf;
+    for (double x : s.cdf) cdf.push_back(r(x));
+    o["cdf"] = std::move(cdf);
+  }
+  return o;
 }
 
 // ---- masters ------------------------------------------------------------------------
+
+long long info_number(const master& m, const char* section, const char* field) {
+  auto c = connect_blocking(m, milliseconds(2000));
+  auto* rep = static_cast<redisReply*>(redisCommand(c.get(), "INFO %s", section));
+  long long value = -1;
+  if (rep && rep->type == REDIS_REPLY_STRING) {
+    std::string_view text(rep->str, rep->len);
+    const std::string key = std::string("\n") + field + ":";
+    if (auto at = text.find(key); at != std::string_view::npos) value = std::atoll(rep->str + at + key.size());
+  }
+  if (rep) freeReplyObject(rep);
+  return value;
+}
 
 master parse_master(const std::string& uri) {
   std::string why;

@@ -29,7 +29,8 @@
 #   PEER_CACHE=DIR                   keep the installed copies here (DIR/<peer>, with
 #                                    node_modules) and reuse them on the next run
 #   OUT=DIR                          results (default: a new /tmp/redlock-compare.* dir):
-#                                    redlock-bench.json, <peer>-<scenario>.json, logs, compare.json
+#                                    redlock-bench.json, <peer>-<scenario>.json, logs, compare.json,
+#                                    plots/ (redlock-bench --plot, with the peers' points)
 #
 # What runs, in order, on the same masters:
 #   redlock-bench --nodes ... --pidfiles ... --json OUT/redlock-bench.json   (all scenarios)
@@ -163,7 +164,8 @@ all_up() {
 }
 
 # ---- redlock-bench ------------------------------------------------------------------
-bench_args=(--nodes "$nodes" --json "$out/redlock-bench.json" --node-timeout "$node_timeout" --ttl "$ttl")
+bench_args=(--nodes "$nodes" --json "$out/redlock-bench.json" --node-timeout "$node_timeout" --ttl "$ttl"
+            --plot "$out/plots")
 [ "$can_stop" = 1 ] && bench_args+=(--pidfiles "$piddir")
 [ "$quick" = 1 ] && bench_args+=(--quick)
 echo "compare-peer: $bench ${bench_args[*]} ${extra[*]}"
@@ -312,4 +314,6 @@ for (const [what, x, ok] of targets)
 fs.writeFileSync(`${dir}/compare.json`, JSON.stringify({ peers: names, rows }, null, 2) + '\n');
 console.log(`\n(details: ${dir})`);
 EOF
+# The pictures again, now with each peer's uncontended p50/p99/max.
+"$bench" --plot-from "$out/redlock-bench.json" --peers "$out" --plot "$out/plots" || true
 exit "$status"

@@ -55,6 +55,7 @@ const scenario all_scenarios[] = {
     {"no_quorum", run_no_quorum, "a majority SIGSTOPped: single attempts until failure"},
     {"scale_nodes", run_scale_nodes, "uncontended pairs and the hand-written quorum floor for 1, 3, 5, 7 and 9 masters"},
     {"many_names", run_many_names, "100,000 distinct locks held at once (64 in flight): rate, bytes per lock, acquire next to them"},
+    {"many_clients", run_many_clients, "32 client processes x 8 acquire+release loops in flight each, distinct names"},
     {"alloc", run_alloc, "heap allocations (malloc, calloc, realloc; every thread) per uncontended acquire+release"},
 };
 
@@ -247,14 +248,16 @@ json::value ratio(std::optional<double> a, std::optional<double> b) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (is_many_clients_worker(argc, argv)) return many_clients_worker(argc, argv);
   std::string nodes_arg, pidfiles, json_path, node_timeout_arg = "50ms", ttl_arg = "10s";
+  std::string plot_dir, plot_from, peers_dir;
   std::vector<std::string> scenario_args;
   settings s;
 
   po::options_description desc(
       "redlock-bench: latency and throughput of redlock against real redis-server masters.\n"
       "Without --nodes it starts 5 masters of its own on free loopback ports.\n"
-      "Scenarios: floor uncontended throughput contended contended_fair fenced one_hung no_quorum\n\nOptions");
+      "Scenarios: see the list after the options\n\nOptions");
   desc.add_options()("help,h", "this help")(
       "nodes", po::value(&nodes_arg), "comma-separated master URIs (redis://host:port,...) instead of local ones")(
       "pidfiles", po::value(&pidfiles),
@@ -266,7 +269,13 @@ int main(int argc, char** argv) {
       "ttl", po::value(&ttl_arg), "lock TTL, e.g. 10s (default 10s)")(
       "workers", po::value(&s.workers),
       "contended scenarios: worker threads, each its own client (default 8; 2 shows the hand-off without CPU "
-      "contention on a small machine)");
+      "contention on a small machine)")(
+      "plot", po::value(&plot_dir),
+      "also draw the figures into DIR: latency CDFs and the scale_nodes curves (gnuplot data, plot.gp, and SVGs "
+      "when gnuplot is installed); the JSON then carries each latency's percentiles 0..100 as \"cdf\"")(
+      "plot-from", po::value(&plot_from), "with --plot: run nothing, draw from FILE (a --json of a --plot run)")(
+      "peers", po::value(&peers_dir),
+      "with --plot: compare-peer.sh's output directory, to add each peer's uncontended p50/p99/max");
 
   std::vector<const scenario*> selected;
   try {
@@ -292,6 +301,9 @@ int main(int argc, char** argv) {
                        [&](const scenario& sc) { return n == sc.name; }))
         throw po::error("unknown scenario '" + n + "'");
     if (!pidfiles.empty() && nodes_arg.empty()) throw po::error("--pidfiles needs --nodes");
+    if ((!plot_from.empty() || !peers_dir.empty()) && plot_dir.empty())
+      throw po::error("--plot-from and --peers need --plot DIR");
+    if (plot_dir.find('\'') != std::string::npos) throw po::error("--plot: DIR must not contain a quote");
     if (!nodes_arg.empty()) {
       for (auto& u : redlock::cli::split_list(nodes_arg)) s.masters.push_back(parse_master(u));
       if (s.masters.empty()) throw po::error("--nodes: no URI given");
@@ -300,6 +312,21 @@ int main(int argc, char** argv) {
     std::cerr << "redlock-bench: " << e.what() << "\n\n" << desc << "\n";
     return 1;
   }
+
+  if (!plot_from.empty()) {
+    std::ifstream in(plot_from);
+    std::stringstream text;
+    text << in.rdbuf();
+    boost::system::error_code ec;
+    auto v = json::parse(text.str(), ec);
+    if (!in || ec || !v.is_object()) {
+      std::cerr << "redlock-bench: --plot-from: " << plot_from << " is not a redlock-bench JSON file\n";
+      return 1;
+    }
+    std::cout << "redlock-bench: " << write_plots(v.get_object(), plot_dir, peers_dir) << "\n";
+    return 0;
+  }
+  keep_cdf = !plot_dir.empty();
 
   install_signal_handlers();
   s.tag = "redlock-bench:" + std::to_string(::getpid()) + ":" +
@@ -432,6 +459,7 @@ int main(int argc, char** argv) {
             << ", build " << REDLOCK_BENCH_BUILD_TYPE << (REDLOCK_BENCH_SANITIZE ? " (sanitizers)" : "")
             << "; latencies in microseconds unless named _ms\n";
   print_table(std::cout, root);
+  if (!plot_dir.empty()) std::cout << "redlock-bench: " << write_plots(root, plot_dir, peers_dir) << "\n";
   std::cout << std::flush;
 
   for (auto& p : local) unregister_child(p->pid());

@@ -726,21 +726,7 @@ namespace bench {
 // ---- many_names: a master full of held locks ----------------------------------------
 
 namespace {
-
-// used_memory from INFO memory (bytes), or -1.
-long long used_memory(const master& m) {
-  auto c = connect_blocking(m, 2000ms);
-  auto* rep = static_cast<redisReply*>(redisCommand(c.get(), "INFO memory"));
-  long long bytes = -1;
-  if (rep && rep->type == REDIS_REPLY_STRING) {
-    std::string_view text(rep->str, rep->len);
-    constexpr std::string_view field = "used_memory:";
-    if (auto at = text.find(field); at != std::string_view::npos) bytes = std::atoll(rep->str + at + field.size());
-  }
-  if (rep) freeReplyObject(rep);
-  return bytes;
-}
-
+long long used_memory(const master& m) { return info_number(m, "memory", "used_memory"); }
 }  // namespace
 
 // Holds 100,000 distinct locks at once (10,000 with --quick), taken 64 in
