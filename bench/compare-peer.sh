@@ -299,7 +299,9 @@ console.log('');
 const outcomes = (q) => (q && q.tries ? q.tries.map((t) => `${t.outcome} ${t.ms} ms`).join('; ') : 'not run');
 for (const n of names)
   console.log(`${n} noquorum: ct=0 ${outcomes(peers[n].q0)} | ct=${process.env.NODE_TIMEOUT_MS} ${outcomes(peers[n].q1)}`);
-console.log(`ours no_quorum: fail_ms ${JSON.stringify(get(ours, 'no_quorum.fail_ms'))}, errors ${JSON.stringify(get(ours, 'no_quorum.errors'))}`);
+// Without the percentile list a --plot run adds to every latency.
+const latency = (l) => (l ? { p50: l.p50, p99: l.p99, max: l.max } : l);
+console.log(`ours no_quorum: fail_ms ${JSON.stringify(latency(get(ours, 'no_quorum.fail_ms')))}, errors ${JSON.stringify(get(ours, 'no_quorum.errors'))}`);
 console.log(`ours ratios (to the floors): ${JSON.stringify(ours.ratios || {})}`);
 const row = (label) => rows.find((r) => r.label === label);
 const targets = [

@@ -157,8 +157,11 @@ std::optional<std::vector<double>> quorum_floor(settings& s, std::size_t n) {
   const std::size_t quorum = ctx.size() / 2 + 1;
   const std::string ttl = std::to_string(s.ttl.count());
   std::vector<std::size_t> owed(ctx.size(), 0);  // replies not read yet, per master
-  // Sends argv to every master; returns once `need` replies arrived in total.
+  // Sends argv to every master; returns once `need` replies to it arrived.
+  // A master's late reply to the previous round is read first and not
+  // counted: counting it let a round finish before a quorum answered it.
   auto round = [&](const std::vector<std::string>& argv, std::size_t need) {
+    std::vector<std::size_t> earlier = owed;
     std::vector<const char*> a;
     std::vector<size_t> l;
     for (auto& x : argv) {
@@ -184,7 +187,10 @@ std::optional<std::vector<double>> quorum_floor(settings& s, std::size_t n) {
         while (owed[i] && redisGetReplyFromReader(ctx[i].get(), &rep) == REDIS_OK && rep) {
           freeReplyObject(rep);
           --owed[i];
-          ++got;
+          if (earlier[i] > 0)
+            --earlier[i];
+          else
+            ++got;
           rep = nullptr;
         }
       }
@@ -193,7 +199,7 @@ std::optional<std::vector<double>> quorum_floor(settings& s, std::size_t n) {
   auto drain = [&] {
     std::size_t left = 0;
     for (auto o : owed) left += o;
-    if (left) round({"PING"}, left + ctx.size());  // PING queues behind them: wait for all
+    if (left) round({"PING"}, ctx.size());  // a PING queues behind them: all read once every PING is
   };
   std::vector<double> pairs;
   pairs.reserve(n);
