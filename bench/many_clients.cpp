@@ -5,6 +5,7 @@
 // are many processes, not one. Each process is this executable again
 // (--many-clients-worker), so it measures the same library build.
 #include "bench.hpp"
+#include "duration.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -62,11 +63,7 @@ int many_clients_worker(int argc, char** argv) {
   }
   try {
     redlock::client_options co;
-    for (std::string rest = argv[2]; !rest.empty();) {
-      auto comma = rest.find(',');
-      co.nodes.push_back(rest.substr(0, comma));
-      rest = comma == std::string::npos ? std::string() : rest.substr(comma + 1);
-    }
+    co.nodes = redlock::cli::split_list(argv[2]);
     co.node_timeout = milliseconds(number_arg(argv[3]));
     redlock::acquire_options o;
     o.ttl = milliseconds(number_arg(argv[4]));

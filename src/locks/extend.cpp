@@ -5,7 +5,6 @@
 #include "kinds.hpp"
 #include "operations.hpp"
 #include "quorum/validity.hpp"
-#include "scripts/keys.hpp"
 #include "scripts/script.hpp"
 
 #include <redlock/error.hpp>
@@ -32,8 +31,7 @@ void run_extend(const std::shared_ptr<client_impl>& client, const std::shared_pt
     done(ec);
   };
   round_ptr round(new quorum_round(client->masters, scripts::extend,
-                             state->described ? std::vector<std::string>{state->key, keys::holder(state->key)}
-                                              : std::vector<std::string>{state->key},
+                             with_holder_key({state->key}, state->key, state->described),
                              {state->token, std::to_string(ttl.count()), std::to_string(state->hold_id)},
                              classify_one_zero, std::move(on_decided)));
   round->settle_failure();  // "not held" needs every refusal counted

@@ -31,6 +31,12 @@ verdict classify_fair_grant(const redisReply& r, node_outcome& out) {
 }
 
 
+std::vector<std::string> with_holder_key(std::vector<std::string> script_keys, const std::string& key,
+                                         bool described) {
+  if (described) script_keys.push_back(keys::holder(key));
+  return script_keys;
+}
+
 round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquire_request& req,
                         quorum_round::decided_fn done) {
   auto ttl = std::to_string(req.ttl.count());
@@ -40,6 +46,15 @@ round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquir
   auto fence = keys::fence(req.key);
   char score[32];  // fair, a mutex waiter: the same on every master
   std::snprintf(score, sizeof score, "%.0f", req.queue_score);
+  // Every acquire script takes the description as its last, optional ARGV
+  // (and the holder key as its last KEYS): absent when there is none.
+  const bool described = !req.description.empty();
+  auto script_round = [&](const script& s, std::vector<std::string> script_keys, std::vector<std::string> args,
+                          classify_fn classify) {
+    if (described) args.push_back(req.description);
+    return round_ptr(new quorum_round(client->masters, s, with_holder_key(std::move(script_keys), req.key, described),
+                                      std::move(args), classify, std::move(done)));
+  };
   switch (req.kind) {
     case lock_kind::mutex:
       // The canonical RedLock command: no script to run on the masters (a
@@ -47,29 +62,23 @@ round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquir
       // just refuses it; check_key_types() tells the caller why afterwards.
       // A waiter needs the script, which puts it on the wake list if refused;
       // so does a description, written next to the key.
-      if (!req.fenced && req.waiter.empty() && req.description.empty())
+      if (!req.fenced && req.waiter.empty() && !described)
         return round_ptr(new quorum_round(client->masters, {"SET", req.key, req.token, "NX", "PX", ttl}, classify_grant,
                                     std::move(done)));
-      return round_ptr(new quorum_round(
-          client->masters, scripts::mutex_acquire,
-          {req.key, fence, keys::wake_list(req.key), keys::wake_deadlines(req.key), keys::holder(req.key)},
-          {req.token, ttl, fenced, req.waiter, score, std::to_string(req.waiter_lapse.count()), req.description},
-          classify_grant,
-          std::move(done)));
+      return script_round(scripts::mutex_acquire,
+                          {req.key, fence, keys::wake_list(req.key), keys::wake_deadlines(req.key)},
+                          {req.token, ttl, fenced, req.waiter, score, std::to_string(req.waiter_lapse.count())},
+                          classify_grant);
     case lock_kind::reentrant:
-      return round_ptr(new quorum_round(client->masters, scripts::reentrant_acquire,
-                                        {req.key, fence, keys::holder(req.key)},
-                                        {req.token, ttl, fenced, mode, hold_id, req.description}, classify_grant,
-                                        std::move(done)));
+      return script_round(scripts::reentrant_acquire, {req.key, fence}, {req.token, ttl, fenced, mode, hold_id},
+                          classify_grant);
     case lock_kind::fair:
-      return round_ptr(new quorum_round(
-          client->masters, scripts::fair_acquire,
-          {req.key, fence, keys::queue(req.key), keys::queue_deadlines(req.key),
-           keys::queue_terms(req.key), keys::holder(req.key)},
-          {req.token, ttl, fenced, mode, score, std::to_string(req.queue_timeout.count()), hold_id,
-           req.may_be_handed ? "1" : "0", req.description},
-          classify_fair_grant,
-          std::move(done)));
+      return script_round(scripts::fair_acquire,
+                          {req.key, fence, keys::queue(req.key), keys::queue_deadlines(req.key),
+                           keys::queue_terms(req.key)},
+                          {req.token, ttl, fenced, mode, score, std::to_string(req.queue_timeout.count()), hold_id,
+                           req.may_be_handed ? "1" : "0"},
+                          classify_fair_grant);
   }
   return nullptr;
 }
@@ -88,23 +97,21 @@ round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind ki
                         const std::string& token, std::uint64_t hold_id, bool last, bool wake, bool described,
                         quorum_round::decided_fn done) {
   auto publish = wake ? "1" : "0";
-  std::vector<std::string> keys_of_kind;
-  if (kind == lock_kind::mutex)
-    keys_of_kind = {key, keys::wake_list(key), keys::wake_deadlines(key)};
-  else
-    keys_of_kind = {key, keys::queue(key), keys::queue_deadlines(key), keys::queue_terms(key)};
-  if (described) keys_of_kind.push_back(keys::holder(key));  // the scripts' last, optional key
   if (kind == lock_kind::mutex) {
     if (wake) client->note_own_release(token);
     return as_release(round_ptr(new quorum_round(
-        client->masters, scripts::mutex_release, std::move(keys_of_kind),
+        client->masters, scripts::mutex_release,
+        with_holder_key({key, keys::wake_list(key), keys::wake_deadlines(key)}, key, described),
         {token, keys::released_channel(key), publish}, classify_one_zero, std::move(done))));
   }
   // The owner field is the same at every acquisition: the message carries a
   // fresh id instead, so waiters can tell this release from the next.
   auto release_id = wake && last ? client->new_token() : std::string();
   if (!release_id.empty()) client->note_own_release(release_id);
-  return as_release(round_ptr(new quorum_round(client->masters, scripts::reentrant_release, std::move(keys_of_kind),
+  return as_release(round_ptr(new quorum_round(client->masters, scripts::reentrant_release,
+                              with_holder_key({key, keys::queue(key), keys::queue_deadlines(key),
+                                               keys::queue_terms(key)},
+                                              key, described),
                               {token, keys::released_channel(key), last ? "1" : "0", publish, release_id,
                                std::to_string(hold_id)},
                               classify_one_zero, std::move(done))));
@@ -139,11 +146,13 @@ void undo_reentry(const std::shared_ptr<client_impl>& client, const std::string&
 void leave_queue(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& field,
                  std::uint64_t hold_id, std::optional<milliseconds> extend_to, const std::string& description,
                  quorum_round::decided_fn done) {
+  std::vector<std::string> args{field, extend_to ? std::to_string(extend_to->count()) : std::string(),
+                                std::to_string(hold_id)};
+  if (!description.empty()) args.push_back(description);
   round_ptr round(new quorum_round(client->masters, scripts::fair_dequeue,
-                             {keys::queue(key), keys::queue_deadlines(key),
-                              keys::queue_terms(key), key, keys::holder(key)},
-                             {field, extend_to ? std::to_string(extend_to->count()) : std::string(),
-                              std::to_string(hold_id), description},
+                             with_holder_key({keys::queue(key), keys::queue_deadlines(key), keys::queue_terms(key), key},
+                                             key, !description.empty()),
+                             std::move(args),
                              classify_one_zero, std::move(done)));
   round->start();
 }

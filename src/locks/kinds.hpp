@@ -39,6 +39,12 @@ struct acquire_request {
 };
 round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquire_request& req, quorum_round::decided_fn done);
 
+/// `script_keys` with the holder description's key ({R}:holder) appended
+/// when the hold has a description: every script takes it as its last,
+/// optional key, so a hold without one builds and sends nothing for it.
+std::vector<std::string> with_holder_key(std::vector<std::string> script_keys, const std::string& key,
+                                         bool described);
+
 /// Releases one hold (`last`: the final level of a reentrant/fair hold, or a
 /// mutex) on every master; `wake` publishes on the release channel.
 /// `hold_id` (reentrant, fair): the latest request id of the acquisition
