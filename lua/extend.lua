@@ -10,6 +10,8 @@
 -- Never shortens: the expiry only moves later (to now + ttl) or stays. A
 -- shorter ttl must not cut a hold the client counts on, whether this extend
 -- succeeds on a quorum or not (docs/algorithm.md, "Lease rules").
+-- KEYS[3] semaphores: the number of permits in use ({R}:permits), with
+-- ARGV[4] that number: kept at least as long as the hold (semaphore_acquire.lua)
 -- Returns 1 when the key is ours and expires no earlier than now + ttl, 0
 -- when the key is gone or someone else's.
 local kind = redis.call('TYPE', KEYS[1])['ok']
@@ -22,8 +24,15 @@ end
 if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
+local left = redis.call('PTTL', KEYS[1])
 local about = KEYS[2] and redis.call('GET', KEYS[2])
 if about and string.sub(about, 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then
-  redis.call('PEXPIRE', KEYS[2], redis.call('PTTL', KEYS[1]))
+  redis.call('PEXPIRE', KEYS[2], left)
+end
+if KEYS[3] then
+  local in_use, permits_left = redis.call('GET', KEYS[3]), redis.call('PTTL', KEYS[3])
+  if (not in_use or in_use == ARGV[4]) and permits_left ~= -1 and permits_left < left then
+    redis.call('SET', KEYS[3], ARGV[4], 'PX', left)
+  end
 end
 return 1

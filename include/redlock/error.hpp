@@ -48,6 +48,8 @@ enum class errc {
   stale_token,       ///< fenced_store: a newer token was already seen; nothing written
   // ---- added in 0.2 (kept after the others: values are stable) ----
   unfenced_hold,     ///< a fenced re-entry of a hold taken without a fencing token: it has none to give
+  // ---- added in 0.3 ----
+  permits_mismatch,  ///< a semaphore in use with another number of permits (nothing taken)
 };
 
 REDLOCK_EXPORT const boost::system::error_category& category() noexcept;
@@ -60,7 +62,8 @@ inline boost::system::error_code make_error_code(errc e) noexcept {
 /// `ec == redlock::condition::contended` instead of listing codes.
 enum class condition {
   invalid_argument = 1,  ///< fix the call or the configuration: bad options, empty handle, wrong_type (the
-                         ///< name holds someone else's data), unfenced_hold
+                         ///< name holds someone else's data), unfenced_hold,
+                         ///< permits_mismatch
   contended,             ///< someone else holds it, or the quorum came too late: wait or give up
                          ///< (not_acquired, validity_expired)
   node_failure,          ///< masters unreachable, slow or refusing service (timeout, not_connected,

@@ -35,7 +35,7 @@ class REDLOCK_EXPORT lock {
   explicit operator bool() const noexcept { return state_ != nullptr; }
 
   const std::string& name() const;   ///< the resource name as given
-  const std::string& key() const;    ///< the Redis key (prefix + name)
+  const std::string& key() const;    ///< the Redis key (prefix + name); a semaphore's: the permit slot's key
   const std::string& token() const;  ///< this holder's random value (hex)
   std::chrono::milliseconds ttl() const;
 
@@ -49,8 +49,12 @@ class REDLOCK_EXPORT lock {
   /// Reentrant and fair locks: levels this owner holds (0 once fully released).
   int holds() const;
 
-  /// The fencing token, for locks acquired with acquire_options::fenced.
+  /// The fencing token, for locks acquired with acquire_options::fenced. A
+  /// semaphore's tokens are per permit slot (docs/fencing.md): storage
+  /// checks them per (name, permit()).
   std::optional<std::uint64_t> fence() const;
+  /// Semaphores: which permit slot this holder has, 0 to permits - 1.
+  std::optional<unsigned> permit() const;
 
   /// For renewed locks: true once renewal could no longer keep the lease.
   bool lost() const;

@@ -58,6 +58,7 @@ enum class lock_kind : int {
   mutex,      ///< SET NX PX with a random token; not reentrant
   reentrant,  ///< hash of owner -> hold count; the same owner may re-enter
   fair,       ///< reentrant, and waiters are served in one FIFO order on every master
+  semaphore,  ///< at most acquire_options::permits holders at once: each holds one permit slot, a mutex of its own
 };
 
 /// Why a renewed lock was lost (see acquire_options::renew).
@@ -116,9 +117,18 @@ struct acquire_options {
   /// At most max_description_bytes, no control characters; empty: none (a
   /// plain mutex then needs no script on the masters).
   std::string description{};
+  /// Semaphores (lock_kind::semaphore): how many may hold the name at once,
+  /// 1 to max_permits. Every client of one semaphore must give the same
+  /// number: a different one is refused with errc::permits_mismatch while
+  /// the semaphore is in use (docs/algorithm.md, section 12). 0 for the
+  /// other kinds.
+  unsigned permits = 0;
 };
 
 /// The longest acquire_options::description accepted.
 inline constexpr std::size_t max_description_bytes = 256;
+/// The most permits a semaphore may have (each attempt names every slot on
+/// every master).
+inline constexpr unsigned max_permits = 1024;
 
 }  // namespace redlock

@@ -76,7 +76,7 @@ void async_client::start_acquire(std::string name, acquire_options opts,
                                  asio::any_completion_handler<acquire_signature> handler) {
   if (auto bad = detail::check_acquire(name, opts, impl_->options.node_timeout))
     return refuse(*impl_, std::move(handler), "async_acquire", bad, lock{});
-  if (opts.kind != lock_kind::mutex && opts.owner.empty())
+  if ((opts.kind == lock_kind::reentrant || opts.kind == lock_kind::fair) && opts.owner.empty())
     return refuse(*impl_, std::move(handler), "async_acquire",
                   {make_error_code(errc::bad_option),
                    "acquire_options::owner is empty: name the logical owner of a reentrant or fair lock"},

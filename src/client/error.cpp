@@ -38,6 +38,9 @@ class category_impl final : public boost::system::error_category {
       case errc::stale_token: return "stale fencing token: a newer holder already wrote; nothing was written";
       case errc::unfenced_hold:
         return "re-entry asked for a fencing token, but the hold it re-enters was acquired without one";
+      case errc::permits_mismatch:
+        return "the semaphore is in use with another number of permits: every client must give the same; "
+               "nothing was taken";
     }
     return "unknown redlock error";
   }
@@ -54,6 +57,7 @@ class category_impl final : public boost::system::error_category {
       case errc::empty_lock:
       case errc::wrong_type:
       case errc::unfenced_hold:
+      case errc::permits_mismatch:
         return condition::invalid_argument;
       case errc::not_acquired:
       case errc::validity_expired:
@@ -132,6 +136,7 @@ std::string_view errc_name(errc e) noexcept {
     case errc::shutting_down: return "shutting_down";
     case errc::stale_token: return "stale_token";
     case errc::unfenced_hold: return "unfenced_hold";
+    case errc::permits_mismatch: return "permits_mismatch";
   }
   return "unknown";
 }

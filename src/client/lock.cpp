@@ -23,6 +23,11 @@ std::chrono::milliseconds lock::remaining_validity() const {
   return std::chrono::duration_cast<std::chrono::milliseconds>(s.get_valid_until() - s.now());
 }
 std::optional<std::uint64_t> lock::fence() const { return checked(state_).fence; }
+std::optional<unsigned> lock::permit() const {
+  auto& s = checked(state_);
+  if (s.kind != lock_kind::semaphore) return std::nullopt;
+  return s.permit;
+}
 lock_kind lock::kind() const { return checked(state_).kind; }
 int lock::holds() const { return checked(state_).holds.load(); }
 bool lock::lost() const { return checked(state_).lost.load() != 0; }

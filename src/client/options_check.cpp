@@ -60,6 +60,12 @@ check_result check_acquire(std::string_view name, const acquire_options& o, mill
                                         ": two node timeouts plus the longest retry delay or back-off), or a "
                                         "waiter is dropped from the queue between its own polls");
   }
+  if (o.kind == lock_kind::semaphore && (o.permits < 1 || o.permits > max_permits))
+    return fail(errc::bad_option, "permits must be 1 to " + std::to_string(max_permits) + " for a semaphore (got " +
+                                      std::to_string(o.permits) + ")");
+  if (o.kind != lock_kind::semaphore && o.permits != 0)
+    return fail(errc::bad_option, "permits (" + std::to_string(o.permits) +
+                                      ") is for semaphores: set kind = lock_kind::semaphore, or permits = 0");
   if (o.owner.find(':') != std::string::npos || o.owner.size() > 256)
     return fail(errc::bad_option, "owner must not contain ':' and must be at most 256 characters");
   if (o.description.size() > max_description_bytes)

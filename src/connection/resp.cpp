@@ -115,6 +115,7 @@ boost::system::error_code classify_error_reply(std::string_view m) {
     return errc::auth_failed;
   // Scripts that fail on the lock key's type report it from inside Lua.
   if (m.find("WRONGTYPE") != m.npos) return errc::wrong_type;
+  if (m.find("PERMITS") != m.npos) return errc::permits_mismatch;  // semaphore_acquire.lua
   if (m.find("OOM") != m.npos) return errc::out_of_memory;
   return errc::server_error;
 }

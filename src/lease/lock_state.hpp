@@ -33,6 +33,14 @@ struct lock_state {
   std::atomic<int> holds{1};  // reentrant/fair: levels held by this owner (client side is authoritative)
   std::string registry_key;   // reentrant/fair: entry in client_impl::held
   std::uint64_t hold_id = 0;  // reentrant/fair: the latest request id of the winning acquisition
+  // Semaphores: `key` is the permit slot's key; releases wake the
+  // semaphore's waiters, listed under its own key (`wake_key`).
+  unsigned permit = 0;
+  unsigned permits = 0;
+  std::string wake_key;
+  /// Where a release of this hold wakes a waiter: its own key's wake list,
+  /// or its semaphore's.
+  const std::string& waiters_key() const { return wake_key.empty() ? key : wake_key; }
 
   // Lease renewal (strand only, except `lost`, read by the owner).
   std::atomic<int> lost{0};  // lost_reason

@@ -36,7 +36,7 @@ void acquire_op::start() {
   // A mutex acquisition that may wait goes on the masters' wake list when
   // refused, so that a release wakes it alone (section 10).
   bool may_wait = options_.max_attempts == 0 ? options_.wait.count() > 0 : options_.max_attempts > 1;
-  if (options_.kind == lock_kind::mutex && may_wait)
+  if (!is_hash_kind() && may_wait)
     waiter_id_ = client_->client_id + ":" + std::to_string(client_->next_request_id++);
   // Listen from the first attempt when that is free (this client waited on
   // this lock moments ago): a release, or a hand-over, may come before the
@@ -60,21 +60,34 @@ void acquire_op::attempt() {
   req.waiter = waiter_id_;
   req.description = options_.description;
   req.waiter_lapse = wake_list_lapse(options_, client_->options.node_timeout);
+  if (is_semaphore()) {
+    req.permits = options_.permits;
+    req.first_slot = first_slot_ = client_->random_below(options_.permits);
+  }
   std::uint64_t poll_id = req.may_be_handed ? req.hold_id : 0;
   auto round = acquire_round(client_, req, [self = shared_from_this(), poll_id](quorum_round& f) {
     self->on_decided(f, poll_id);
   });
   // A grant that lands after this attempt was abandoned must be released
   // again: the first release may have run before it on that master. Only
-  // for the mutex, whose token is new at every attempt. A reentrant or fair
-  // attempt's abandonment release already runs after the grant on the same
-  // connection (FIFO); had the connection been replaced, this reply would
-  // never have come.
+  // for the token kinds, whose token is new at every attempt. A reentrant or
+  // fair attempt's abandonment release already runs after the grant on the
+  // same connection (FIFO); had the connection been replaced, this reply
+  // would never have come. A semaphore's late grant of another slot than
+  // the one the attempt won is released too.
   if (!is_hash_kind())
-    round->on_late_yes([self = shared_from_this(), token = token_, attempt = attempts_](std::uint32_t node) {
-      if (attempt <= self->abandoned_attempt_)
-        release_abandoned(self->client_, lock_kind::mutex, self->key_, token, /*hold_id: mutex has none*/ 0,
-                          self->described(), {node});
+    round->on_late_yes([self = shared_from_this(), token = token_, attempt = attempts_,
+                        first_slot = first_slot_](std::uint32_t node, const node_outcome& said) {
+      bool abandoned = attempt <= self->abandoned_attempt_;
+      if (!self->is_semaphore()) {
+        if (abandoned) release_abandoned(self->client_, lock_kind::mutex, self->key_, token, 0, self->described(), {node});
+        return;
+      }
+      auto permits = self->options_.permits;
+      auto granted = permit_slot(first_slot, permits, said.choice);
+      std::optional<unsigned> won;
+      if (!abandoned && self->won_choice_) won = permit_slot(first_slot, permits, *self->won_choice_);
+      if (won != granted) release_permits(self->client_, self->key_, permits, won, token, self->described(), {node});
     });
   // A fair poll that fails is only followed by waiting in line: hear every
   // master first, so that cleaning up does not release (and so void the
@@ -91,6 +104,7 @@ void acquire_op::on_decided(quorum_round& f, std::uint64_t poll_id) {
   error_code why;
   if (f.decision().acquired(options_.ttl, client_->options.drift_factor, options_.min_validity)) {
     if (cancelled()) return abandon_attempt({}, may_hold(f));
+    if (is_semaphore()) won_choice_ = f.decision().winner();
     if (!options_.fenced) return acquired(f, std::nullopt);
     return start_raise(f);
   }
@@ -123,7 +137,10 @@ void acquire_op::abandon_attempt(error_code why, std::vector<std::uint32_t> node
   for (auto i : handover_.counted())
     if (std::find(nodes.begin(), nodes.end(), i) == nodes.end()) nodes.push_back(i);
   handover_.forget(nodes, client_->next_request_id);
-  release_abandoned(client_, options_.kind, key_, token_, latest_request_, described(), nodes);
+  if (is_semaphore())
+    release_permits(client_, key_, options_.permits, std::nullopt, token_, described(), nodes);
+  else
+    release_abandoned(client_, options_.kind, key_, token_, latest_request_, described(), nodes);
   if (cancelled()) return complete(asio::error::operation_aborted, {});
   retry_or_fail(why);
 }
@@ -168,7 +185,7 @@ void acquire_op::finish_failed(error_code why) {
 void acquire_op::start_raise(const quorum_round& acquired) {
   auto token_value = static_cast<std::uint64_t>(acquired.max_value());
   boost::intrusive_ptr<const quorum_round> acquired_ref(&acquired);
-  fence_raise_round(client_->masters, key_, token_, token_value,
+  fence_raise_round(client_->masters, held_key(acquired), token_, token_value,
                     [self = shared_from_this(), acquired_ref, token_value](quorum_round& r) {
                       self->on_raised(*acquired_ref, r, token_value);
                     })
@@ -201,6 +218,11 @@ void acquire_op::on_raised(const quorum_round& acquired, const quorum_round& rai
   abandon_attempt(why, may_hold(acquired));
 }
 
+std::string acquire_op::held_key(const quorum_round& won) const {
+  if (!is_semaphore()) return key_;
+  return keys::permit(key_, permit_slot(first_slot_, options_.permits, won.decision().winner()));
+}
+
 // `fence` is the T that was raised: never recompute it from the acquisition
 // round, whose late replies may carry larger counters nobody raised.
 void acquire_op::acquired(const quorum_round& f, std::optional<std::uint64_t> fence) {
@@ -208,14 +230,30 @@ void acquire_op::acquired(const quorum_round& f, std::optional<std::uint64_t> fe
   for (std::uint32_t i = 0; i < f.outcomes().size(); ++i)
     if (f.outcomes()[i].state == node_state::refused) refused.push_back(i);
   leave_wake_list(client_, key_, waiter_id_, refused);
+  if (is_semaphore()) {
+    // Masters that granted another slot, or may yet (no answer), give it back.
+    std::vector<std::uint32_t> elsewhere;
+    for (std::uint32_t i = 0; i < f.outcomes().size(); ++i) {
+      auto& o = f.outcomes()[i];
+      if (o.state != node_state::refused && !(o.state == node_state::locked && o.choice == *won_choice_))
+        elsewhere.push_back(i);
+    }
+    release_permits(client_, key_, options_.permits, permit_slot(first_slot_, options_.permits, *won_choice_), token_,
+                    described(), elsewhere);
+  }
   hold({f.decision().window_end(options_.ttl, client_->options.drift_factor), fence, client_->node_results(f),
-        false});
+        false, held_key(f)});
 }
 
 void acquire_op::hold(win w) {
   if (options_.report) last_round_ = w.nodes;
+  auto key = w.key.empty() ? key_ : std::move(w.key);
   auto state = new_lock_state(*client_, options_,
-                              {name_, key_, token_, latest_request_, w.valid_until, w.fence, std::move(w.nodes)});
+                              {name_, key, token_, latest_request_, w.valid_until, w.fence, std::move(w.nodes)});
+  if (is_semaphore()) {
+    state->permit = permit_slot(first_slot_, options_.permits, *won_choice_);
+    state->wake_key = key_;
+  }
   begin_holding(client_, state, options_, w.confirm_handover);
   complete({}, lock_access::make(std::move(state)));
 }
@@ -227,7 +265,8 @@ void acquire_op::complete(error_code ec, lock l) {
   // A fair waiter that gives up must not stay in the queue, nor keep a
   // hold a release handed it that it did not count; it passes the lock on.
   if (ec && options_.kind == lock_kind::fair)
-    release_round(client_, options_.kind, key_, token_, latest_request_, true, true, described(), [](quorum_round&) {})
+    release_round(client_, options_.kind, key_, token_, latest_request_, true, true, described(), key_,
+                  [](quorum_round&) {})
         ->start();
   // A mutex waiter that gives up leaves the wake list, so releases stop
   // waking it (a crashed one lapses instead).
@@ -253,7 +292,7 @@ void start_acquire(std::shared_ptr<client_impl> client, std::string name, acquir
                    std::chrono::system_clock::time_point asked_at, acquire_handler handler) {
   auto key = client->key_for(name);
   std::string field;
-  if (options.kind != lock_kind::mutex) {
+  if (options.kind == lock_kind::reentrant || options.kind == lock_kind::fair) {
     field = client->client_id + ":" + options.owner;
     // The same owner again, while it holds the lock: one more level.
     if (auto held = find_hold(*client, key, field))

@@ -51,7 +51,10 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     done,              ///< the caller's handler has been called
   };
 
-  bool is_hash_kind() const { return options_.kind != lock_kind::mutex; }
+  bool is_hash_kind() const { return options_.kind == lock_kind::reentrant || options_.kind == lock_kind::fair; }
+  bool is_semaphore() const { return options_.kind == lock_kind::semaphore; }
+  // The key a won attempt holds: the lock's, or the semaphore slot it won.
+  std::string held_key(const quorum_round& won) const;
   // This acquisition writes a holder description next to the lock.
   bool described() const { return !options_.description.empty(); }
   bool cancelled() const { return phase_ == phase::cancelled; }
@@ -64,6 +67,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     std::optional<std::uint64_t> fence;
     std::vector<node_result> nodes;
     bool confirm_handover;
+    std::string key{};  // the key held, when not key_ (a semaphore's slot)
   };
 
   // attempts
@@ -101,6 +105,8 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   acquire_options options_;
   acquire_handler handler_;
   std::uint64_t latest_request_ = 0;  // reentrant/fair: the id of our latest request
+  unsigned first_slot_ = 0;           // semaphore: where this attempt's candidates start
+  std::optional<std::int32_t> won_choice_;  // semaphore: the candidate the winning attempt holds
   double queue_score_ = 0;
   std::size_t queue_rank_ = 0;  // fair: waiters ahead of us at the last attempt
   handover_ledger handover_;    // fair: grants releases handed us

@@ -52,6 +52,8 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   std::string new_token();
   /// A uniformly random delay in [base - jitter, base + jitter], never negative.
   std::chrono::milliseconds jittered(std::chrono::milliseconds base, std::chrono::milliseconds jitter);
+  /// Uniform in [0, n) (n > 0): not secret (a semaphore's first slot).
+  unsigned random_below(unsigned n) { return std::uniform_int_distribution<unsigned>(0, n - 1)(jitter_rng_); }
 
   std::string key_for(std::string_view name) const { return options.key_prefix + std::string(name); }
   /// Where a fair release wakes the head of the queue when it is one of this

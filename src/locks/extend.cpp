@@ -30,10 +30,16 @@ void run_extend(const std::shared_ptr<client_impl>& client, const std::shared_pt
     // shortens a key (lua/extend.lua), so the window stays where it was.
     done(ec);
   };
-  round_ptr round(new quorum_round(client->masters, scripts::extend,
-                             with_holder_key({state->key}, state->key, state->described),
-                             {state->token, std::to_string(ttl.count()), std::to_string(state->hold_id)},
-                             classify_one_zero, std::move(on_decided)));
+  std::vector<std::string> args{state->token, std::to_string(ttl.count()), std::to_string(state->hold_id)};
+  auto script_keys = with_holder_key({state->key}, state->key, state->described);
+  if (state->kind == lock_kind::semaphore) {
+    // A permit also keeps its semaphore's number of permits alive (extend.lua).
+    if (!state->described) script_keys.push_back(keys::holder(state->key));
+    script_keys.push_back(keys::permits(state->wake_key));
+    args.push_back(std::to_string(state->permits));
+  }
+  round_ptr round(new quorum_round(client->masters, scripts::extend, std::move(script_keys), std::move(args),
+                                   classify_one_zero, std::move(on_decided)));
   round->settle_failure();  // "not held" needs every refusal counted
   round->start();
 }

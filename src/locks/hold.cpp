@@ -32,13 +32,14 @@ std::shared_ptr<lock_state> new_lock_state(const client_impl& client, const acqu
   s->set_valid_until(hold.valid_until);
   s->fence = hold.fence;
   s->described = !options.description.empty();
+  s->permits = options.permits;
   s->nodes = std::move(hold.nodes);
   return s;
 }
 
 void begin_holding(const std::shared_ptr<client_impl>& client, const std::shared_ptr<lock_state>& state,
                    const acquire_options& options, bool confirm_handover) {
-  if (options.kind != lock_kind::mutex) {
+  if (!is_token_kind(options.kind)) {
     state->registry_key = registry_key(state->key, state->token);
     client->held[state->registry_key] = state;
   }

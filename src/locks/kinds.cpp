@@ -30,6 +30,21 @@ verdict classify_fair_grant(const redisReply& r, node_outcome& out) {
   return classify_grant(r, out);
 }
 
+verdict classify_permit_grant(const redisReply& r, node_outcome& out) {
+  auto position = [&](const redisReply& e) {
+    if (e.type != REDIS_REPLY_INTEGER || e.integer < 0 || e.integer >= max_permits) return false;
+    out.choice = static_cast<std::int32_t>(e.integer);
+    return true;
+  };
+  if (r.type == REDIS_REPLY_INTEGER && position(r)) return verdict::yes;
+  if (r.type == REDIS_REPLY_ARRAY && r.elements == 2 && position(*r.element[0]) &&
+      r.element[1]->type == REDIS_REPLY_INTEGER) {
+    out.value = r.element[1]->integer;  // the slot's fence counter
+    return verdict::yes;
+  }
+  if (r.type == REDIS_REPLY_NIL) return verdict::no;
+  return failed_reply(r, out);
+}
 
 std::vector<std::string> with_holder_key(std::vector<std::string> script_keys, const std::string& key,
                                          bool described) {
@@ -79,6 +94,29 @@ round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquir
                           {req.token, ttl, fenced, mode, score, std::to_string(req.queue_timeout.count()), hold_id,
                            req.may_be_handed ? "1" : "0"},
                           classify_fair_grant);
+    case lock_kind::semaphore: {
+      // Every slot, from a random first one, the same order on every master:
+      // concurrent acquirers start apart, and masters agree unless their
+      // slots differ (then the client counts votes per slot).
+      std::vector<std::string> slots, fences, holders;
+      for (unsigned i = 0; i < req.permits; ++i) {
+        auto slot = keys::permit(req.key, permit_slot(req.first_slot, req.permits, static_cast<std::int32_t>(i)));
+        if (req.fenced) fences.push_back(keys::fence(slot));
+        if (described) holders.push_back(keys::holder(slot));
+        slots.push_back(std::move(slot));
+      }
+      slots.push_back(keys::permits(req.key));
+      slots.push_back(keys::wake_list(req.key));
+      slots.push_back(keys::wake_deadlines(req.key));
+      for (auto* more : {&fences, &holders})
+        slots.insert(slots.end(), std::make_move_iterator(more->begin()), std::make_move_iterator(more->end()));
+      std::vector<std::string> args{req.token, ttl, fenced, req.waiter, score,
+                                    std::to_string(req.waiter_lapse.count()), std::to_string(req.permits),
+                                    std::to_string(req.permits)};
+      if (described) args.push_back(req.description);
+      return round_ptr(new quorum_round(client->masters, scripts::semaphore_acquire, std::move(slots), std::move(args),
+                                        classify_permit_grant, std::move(done)));
+    }
   }
   return nullptr;
 }
@@ -95,14 +133,14 @@ round_ptr as_release(round_ptr round) {
 
 round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
                         const std::string& token, std::uint64_t hold_id, bool last, bool wake, bool described,
-                        quorum_round::decided_fn done) {
+                        const std::string& waiters_key, quorum_round::decided_fn done) {
   auto publish = wake ? "1" : "0";
-  if (kind == lock_kind::mutex) {
+  if (is_token_kind(kind)) {
     if (wake) client->note_own_release(token);
     return as_release(round_ptr(new quorum_round(
         client->masters, scripts::mutex_release,
-        with_holder_key({key, keys::wake_list(key), keys::wake_deadlines(key)}, key, described),
-        {token, keys::released_channel(key), publish}, classify_one_zero, std::move(done))));
+        with_holder_key({key, keys::wake_list(waiters_key), keys::wake_deadlines(waiters_key)}, key, described),
+        {token, keys::released_channel(waiters_key), publish}, classify_one_zero, std::move(done))));
   }
   // The owner field is the same at every acquisition: the message carries a
   // fresh id instead, so waiters can tell this release from the next.
@@ -185,7 +223,28 @@ void release_abandoned(const std::shared_ptr<client_impl>& client, lock_kind kin
                        const std::vector<std::uint32_t>& nodes) {
   // No wake-up: only a holder's release means the lock became free.
   if (!nodes.empty())
-    release_round(client, kind, key, token, hold_id, true, false, described, [](quorum_round&) {})->start_on(nodes);
+    release_round(client, kind, key, token, hold_id, true, false, described, key, [](quorum_round&) {})
+        ->start_on(nodes);
+}
+
+void release_permits(const std::shared_ptr<client_impl>& client, const std::string& key, unsigned permits,
+                     std::optional<unsigned> keep, const std::string& token, bool described,
+                     const std::vector<std::uint32_t>& nodes) {
+  if (nodes.empty()) return;
+  std::vector<std::string> slots, holders;
+  for (unsigned i = 0; i < permits; ++i) {
+    if (keep == i) continue;
+    slots.push_back(keys::permit(key, i));
+    if (described) holders.push_back(keys::holder(slots.back()));
+  }
+  auto n = std::to_string(slots.size());
+  slots.insert(slots.end(), std::make_move_iterator(holders.begin()), std::make_move_iterator(holders.end()));
+  auto round = round_ptr(new quorum_round(client->masters, scripts::semaphore_release, std::move(slots), {token, n},
+                                          [](const redisReply& r, node_outcome& out) {
+                                            return r.type == REDIS_REPLY_INTEGER ? verdict::yes : failed_reply(r, out);
+                                          },
+                                          [](quorum_round&) {}));
+  as_release(round)->start_on(nodes);
 }
 
 }  // namespace redlock::detail

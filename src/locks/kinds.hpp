@@ -16,6 +16,18 @@ namespace redlock::detail {
 
 verdict classify_grant(const redisReply& r, node_outcome& out);    // 'OK' / counter = yes, nil = no
 verdict classify_fair_grant(const redisReply& r, node_outcome& out);  // as above; queued = -1 - rank (value = rank)
+// Semaphores: the candidate taken (choice) and, fenced, its counter (value); nil = no.
+verdict classify_permit_grant(const redisReply& r, node_outcome& out);
+
+/// Holds of these kinds are one string key with a random token per attempt
+/// (a mutex, a semaphore's permit slot); the others are owner fields in a hash.
+inline bool is_token_kind(lock_kind k) { return k == lock_kind::mutex || k == lock_kind::semaphore; }
+
+/// A semaphore attempt names every slot, starting at a random one (the same
+/// on every master): the slot of candidate `position`.
+inline unsigned permit_slot(unsigned first, unsigned permits, std::int32_t position) {
+  return (first + static_cast<unsigned>(position)) % permits;
+}
 
 /// One acquisition round. `token` is the random value (mutex) or the owner
 /// field (reentrant, fair); `reenter` asks for one more level of a hold.
@@ -36,6 +48,9 @@ struct acquire_request {
   std::string waiter{};
   milliseconds waiter_lapse{0};
   std::string description{};  // acquire_options::description ('' for none)
+  // Semaphore: its number of permits, and the slot its candidates start at.
+  unsigned permits = 0;
+  unsigned first_slot = 0;
 };
 round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquire_request& req, quorum_round::decided_fn done);
 
@@ -46,12 +61,21 @@ std::vector<std::string> with_holder_key(std::vector<std::string> script_keys, c
                                          bool described);
 
 /// Releases one hold (`last`: the final level of a reentrant/fair hold, or a
-/// mutex) on every master; `wake` publishes on the release channel.
+/// mutex or permit) on every master; `wake` publishes on the release channel.
 /// `hold_id` (reentrant, fair): the latest request id of the acquisition
 /// being ended; holds taken by later requests of ours are left alone.
+/// `waiters_key` (token kinds): whose wake list the release wakes from (the
+/// lock's own key, or a permit's semaphore).
 round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
                         const std::string& token, std::uint64_t hold_id, bool last, bool wake, bool described,
-                        quorum_round::decided_fn done);
+                        const std::string& waiters_key, quorum_round::decided_fn done);
+
+/// Fire-and-forget clean-up of a semaphore attempt on the given masters:
+/// every slot of semaphore `key` holding `token`, except `keep` (the slot
+/// it won, or none).
+void release_permits(const std::shared_ptr<client_impl>& client, const std::string& key, unsigned permits,
+                     std::optional<unsigned> keep, const std::string& token, bool described,
+                     const std::vector<std::uint32_t>& nodes);
 
 /// Asks every master for the type of `key`: `done(true)` if some master holds
 /// data of another type there (someone else's, never overwritten).

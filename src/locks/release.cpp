@@ -15,7 +15,7 @@ void start_release(std::shared_ptr<client_impl> client, std::shared_ptr<lock_sta
   // Reentrant and fair holds: the client's count decides which release is
   // the last; earlier ones only lower the masters' counts.
   bool last = true;
-  if (state->kind != lock_kind::mutex) {
+  if (!is_token_kind(state->kind)) {
     int left = state->holds.fetch_sub(1) - 1;
     if (left < 0) {
       state->holds.store(0);
@@ -35,7 +35,7 @@ void start_release(std::shared_ptr<client_impl> client, std::shared_ptr<lock_sta
   auto on_decided = [client, h](quorum_round& f) { complete_handler(client, std::move(*h), lease_round_error(f)); };
   auto round =
       release_round(client, state->kind, state->key, state->token, state->hold_id, last, true, state->described,
-                    std::move(on_decided));
+                    state->waiters_key(), std::move(on_decided));
   round->settle_failure();  // "not held" needs every refusal counted
   round->start();
 }

@@ -34,6 +34,7 @@ const char* kind_label(lock_kind k) {
     case lock_kind::mutex: return "mutex";
     case lock_kind::reentrant: return "reentrant";
     case lock_kind::fair: return "fair";
+    case lock_kind::semaphore: return "semaphore";
   }
   return "unknown";
 }

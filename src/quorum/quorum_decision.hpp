@@ -10,8 +10,11 @@
 
 #include <redlock/clock.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 namespace redlock::detail {
 
@@ -45,9 +48,13 @@ class quorum_decision {
   void start(steady_time now) noexcept { started_at_ = now; }
 
   /// Records one master's answer, received at `now`. Each master answers once.
-  effect record(verdict v, steady_time now) noexcept {
+  /// A "yes" may name a `choice` (a semaphore's permit slot): a quorum is
+  /// then a quorum of yes for one choice, and a yes for another choice
+  /// counts against it like a refusal. -1: the only choice there is.
+  effect record(verdict v, steady_time now, std::int32_t choice = -1) {
     bool was_decided = decided_;
     (v == verdict::yes ? yes_ : v == verdict::no ? no_ : failed_) += 1;
+    if (v == verdict::yes && choice >= 0) vote(choice);
     if (was_decided) return effect::late;
     if (!ready()) return effect::pending;
     decided_ = true;
@@ -56,10 +63,13 @@ class quorum_decision {
   }
 
   bool decided() const noexcept { return decided_; }
-  /// A quorum said yes (so far).
-  bool reached() const noexcept { return yes_ >= quorum_; }
+  /// A quorum said yes (so far), for one choice.
+  bool reached() const noexcept { return best() >= quorum_; }
   /// No quorum of yes is possible any more, whatever the rest answer.
-  bool impossible() const noexcept { return no_ + failed_ > nodes_ - quorum_; }
+  bool impossible() const noexcept { return best() + (nodes_ - yes_ - no_ - failed_) < quorum_; }
+  /// The choice with the most votes (the first to reach it on a tie), -1
+  /// when no yes named one.
+  std::int32_t winner() const noexcept { return votes_.empty() ? -1 : votes_[best_at_].first; }
   /// Refusals alone made a quorum impossible: a definite "no" (for a lease:
   /// not held), unlike a round that missed its quorum through failures.
   bool refused_by_quorum() const noexcept { return no_ > nodes_ - quorum_; }
@@ -95,9 +105,21 @@ class quorum_decision {
     return false;
   }
 
+  std::size_t best() const noexcept { return votes_.empty() ? yes_ : votes_[best_at_].second; }
+  void vote(std::int32_t choice) {
+    auto it = std::find_if(votes_.begin(), votes_.end(), [&](auto& v) { return v.first == choice; });
+    if (it == votes_.end()) it = votes_.insert(votes_.end(), {choice, 0});
+    ++it->second;
+    if (it->second > votes_[best_at_].second) best_at_ = static_cast<std::size_t>(it - votes_.begin());
+  }
+
   std::size_t nodes_, quorum_;
   failure_rule rule_;
   std::size_t yes_ = 0, no_ = 0, failed_ = 0;
+  // Votes per choice, only when yes replies name one (semaphores): the
+  // single-choice kinds allocate nothing here.
+  std::vector<std::pair<std::int32_t, std::size_t>> votes_;
+  std::size_t best_at_ = 0;
   bool decided_ = false;
   steady_time started_at_{}, decided_at_{};
 };

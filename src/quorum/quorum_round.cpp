@@ -86,11 +86,11 @@ void quorum_round::on_reply(std::uint32_t node, const boost::system::error_code&
     o.state = v == verdict::yes ? node_state::locked : v == verdict::no ? node_state::refused : node_state::failed;
   }
   if (observer_) observer_->on_node_reply(node, script_ ? script_->name : std::string_view(args_[0]), o.latency, o.error);
-  switch (decision_.record(v, clock_ ? clock_->now() : steady::now())) {
+  switch (decision_.record(v, clock_ ? clock_->now() : steady::now(), o.choice)) {
     case quorum_decision::effect::pending:
       return;
     case quorum_decision::effect::late:
-      if (v == verdict::yes && on_late_yes_) on_late_yes_(node);
+      if (v == verdict::yes && on_late_yes_) on_late_yes_(node, o);
       return;
     case quorum_decision::effect::decided: {
       auto callback = std::move(on_decided_);
@@ -111,7 +111,7 @@ boost::system::error_code quorum_round::failure() const {
 std::int64_t quorum_round::max_value() const {
   std::int64_t best = 0;
   for (auto& o : outcomes_)
-    if (o.state == node_state::locked) best = std::max(best, o.value);
+    if (o.state == node_state::locked && o.choice == decision_.winner()) best = std::max(best, o.value);
   return best;
 }
 

@@ -29,6 +29,7 @@ struct node_outcome {
   std::vector<std::string> fields;  // array replies, kept only by classifiers that ask for it
   boost::system::error_code error;
   std::int64_t value = 0;
+  std::int32_t choice = -1;  // semaphores: the permit slot this master granted (quorum_decision::record)
   std::chrono::microseconds latency{0};
 };
 
@@ -64,7 +65,7 @@ class quorum_round final : public reply_sink {
 
   /// Called for each "yes" that arrives after the decision (a late grant, for
   /// example from a NOSCRIPT fallback that ran after a release was queued).
-  void on_late_yes(std::function<void(std::uint32_t node)> f) { on_late_yes_ = std::move(f); }
+  void on_late_yes(std::function<void(std::uint32_t node, const node_outcome& said)> f) { on_late_yes_ = std::move(f); }
 
   const quorum_decision& decision() const noexcept { return decision_; }
   bool succeeded() const noexcept { return decision_.reached(); }
@@ -76,7 +77,8 @@ class quorum_round final : public reply_sink {
   /// The most telling per-master error of a failed round: none when refusals
   /// outnumber errors (the lock is simply held elsewhere), else the first.
   boost::system::error_code failure() const;
-  /// Largest `value` among the "yes" replies.
+  /// Largest `value` among the "yes" replies (for the winning choice, when
+  /// they name one).
   std::int64_t max_value() const;
 
   void on_reply(std::uint32_t node, const boost::system::error_code& ec, const redisReply* reply) override;
@@ -99,7 +101,7 @@ class quorum_round final : public reply_sink {
   std::vector<std::string> args_;
   classify_fn classify_;
   decided_fn on_decided_;
-  std::function<void(std::uint32_t)> on_late_yes_;
+  std::function<void(std::uint32_t, const node_outcome&)> on_late_yes_;
   std::vector<node_outcome> outcomes_;
   std::vector<bool> fell_back_;  // EVAL already tried after NOSCRIPT
   quorum_decision decision_;

@@ -46,6 +46,11 @@ inline std::string wake_channel(std::string_view key, std::string_view client_id
 /// Advisory, for operators: shown by status only while <owner> holds the
 /// lock, never read by any decision.
 inline std::string holder(std::string_view key) { return tagged(key, ":holder"); }
+/// Semaphore R: permit slot `i`, a mutex of its own (its fence counter and
+/// holder description are that key's companions), and the number of
+/// permits its clients use, which lives as long as its longest hold.
+inline std::string permit(std::string_view key, unsigned i) { return tagged(key, ":permit:" + std::to_string(i)); }
+inline std::string permits(std::string_view key) { return tagged(key, ":permits"); }
 /// Storage side of fencing (fenced_store, on the storage server, never on
 /// the lock masters): the highest token seen for a resource.
 inline std::string fence_seen(std::string_view resource) { return tagged(resource, ":fence:seen"); }

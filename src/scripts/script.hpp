@@ -23,6 +23,8 @@ extern const script reentrant_release;
 extern const script reentrant_undo;
 extern const script fair_acquire;
 extern const script fair_dequeue;
+extern const script semaphore_acquire;
+extern const script semaphore_release;
 extern const script extend;
 extern const script fence_raise;
 extern const script fenced_write;

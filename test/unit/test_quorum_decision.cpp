@@ -163,3 +163,49 @@ BOOST_AUTO_TEST_CASE(validity_is_start_plus_ttl_minus_drift_and_checked_at_the_d
   feed(none, {Y, N, N});
   BOOST_TEST(!none.acquired(10000ms, 0.01));
 }
+
+// Semaphores: each yes names a permit slot, and a quorum is a quorum of one
+// slot. Yes replies for other slots count against it like refusals.
+BOOST_AUTO_TEST_CASE(a_quorum_of_choices_is_a_quorum_of_one_choice) {
+  {  // 3 masters, three different slots: no quorum, decided at the third.
+    quorum_decision d(3, 2);
+    d.start(t(0us));
+    BOOST_TEST((d.record(Y, t(100us), 0) == effect::pending));
+    BOOST_TEST((d.record(Y, t(200us), 1) == effect::pending));
+    BOOST_TEST((d.record(Y, t(300us), 2) == effect::decided));
+    BOOST_TEST(!d.reached());
+    BOOST_TEST(d.impossible());
+  }
+  {  // 5 masters: 1, 0, 1, then a refusal, then 1 decides for slot 1.
+    quorum_decision d(5, 3);
+    d.start(t(0us));
+    d.record(Y, t(100us), 1);
+    d.record(Y, t(200us), 0);
+    d.record(Y, t(300us), 1);
+    BOOST_TEST((d.record(N, t(400us)) == effect::pending));
+    BOOST_TEST((d.record(Y, t(500us), 1) == effect::decided));
+    BOOST_TEST(d.reached());
+    BOOST_TEST(d.winner() == 1);
+  }
+  {  // 5 masters: two slots with two votes each and one failure: impossible
+     // at the fifth answer only (the fifth could have made either a quorum).
+    quorum_decision d(5, 3);
+    d.start(t(0us));
+    d.record(Y, t(100us), 0);
+    d.record(Y, t(200us), 1);
+    d.record(Y, t(300us), 0);
+    BOOST_TEST((d.record(Y, t(400us), 1) == effect::pending));
+    BOOST_TEST(!d.impossible());
+    BOOST_TEST((d.record(F, t(500us)) == effect::decided));
+    BOOST_TEST(!d.reached());
+  }
+  {  // 3 masters: a yes for slot 0 and one for slot 1 leave one master
+     // that can still make a quorum with either.
+    quorum_decision d(3, 2);
+    d.start(t(0us));
+    d.record(Y, t(100us), 0);
+    BOOST_TEST((d.record(Y, t(200us), 1) == effect::pending));
+    BOOST_TEST((d.record(Y, t(300us), 1) == effect::decided));
+    BOOST_TEST(d.winner() == 1);
+  }
+}

@@ -1,0 +1,72 @@
+-- SPDX-License-Identifier: Apache-2.0
+-- Take one permit of a semaphore on one master: the first free slot among
+-- the caller's candidates, in the caller's order (the same on every master,
+-- so that masters agree unless their slots differ). Each slot is a mutex of
+-- its own (SET NX PX with the attempt's random token): the semaphore has at
+-- most N holders because each slot has at most one (docs/algorithm.md,
+-- section 12). A master granting one slot and another master another is
+-- safe; the client counts votes per slot and releases the rest.
+-- ARGV[1] token, ARGV[2] ttl in ms, ARGV[3] '1' to also draw the slot's
+-- fence counter, ARGV[4] waiter id ('' : not a waiter), ARGV[5] its score,
+-- ARGV[6] how long its wake list entry lives (ms) (as in mutex_acquire.lua),
+-- ARGV[7] n, the number of candidate slots, ARGV[8] the semaphore's number of
+-- permits, ARGV[9] who is acquiring, in words ('' or absent: nothing to write)
+-- KEYS[1..n] the candidate slots, KEYS[n+1] the number of permits in use
+-- ({R}:permits), KEYS[n+2] and KEYS[n+3] the semaphore's wake list and its
+-- deadlines, then, in the candidates' order, their fence counters (when
+-- ARGV[3] is '1') and their holder descriptions (when ARGV[9] is given).
+-- Returns the position (0-based) of the slot taken among the candidates,
+-- or { position, fence counter } when fenced; nil when every candidate is
+-- held. Refused with a PERMITS error when the semaphore is in use with
+-- another number of permits (nothing taken), with WRONGTYPE when a slot
+-- holds someone else's data (never overwritten).
+local n = tonumber(ARGV[7])
+local permits_key, wake, wake_until = KEYS[n + 1], KEYS[n + 2], KEYS[n + 3]
+local fenced = ARGV[3] == '1'
+local about = ARGV[9] or ''
+local in_use = redis.call('GET', permits_key)
+if in_use and in_use ~= ARGV[8] then
+  return redis.error_reply('PERMITS semaphore in use with ' .. in_use .. ' permits, asked with ' .. ARGV[8])
+end
+local ttl = tonumber(ARGV[2])
+local waiter = ARGV[4] or ''
+for i = 1, n do
+  if redis.call('SET', KEYS[i], ARGV[1], 'NX', 'PX', ARGV[2]) then
+    -- The number of permits lives as long as the longest hold (extend.lua
+    -- lengthens it too), so a client with another number is refused.
+    local left = redis.call('PTTL', permits_key)
+    if left ~= -1 and left < ttl then redis.call('SET', permits_key, ARGV[8], 'PX', ARGV[2]) end
+    if waiter ~= '' then
+      redis.call('ZREM', wake, waiter)
+      redis.call('ZREM', wake_until, waiter)
+    end
+    local next_key = n + 4
+    local fence_key = nil
+    if fenced then
+      fence_key = KEYS[next_key + i - 1]
+      next_key = next_key + n
+    end
+    if about ~= '' then
+      redis.call('SET', KEYS[next_key + i - 1], ARGV[1] .. ' ' .. about, 'PX', ARGV[2])
+    end
+    if fence_key then
+      return { i - 1, redis.call('INCR', fence_key) }
+    end
+    return i - 1
+  end
+  local kind = redis.call('TYPE', KEYS[i])['ok']
+  if kind ~= 'string' then
+    return redis.error_reply('WRONGTYPE permit slot holds a ' .. kind .. ', not a lock token')
+  end
+end
+if waiter ~= '' then
+  local lapse = tonumber(ARGV[6])
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  redis.call('ZADD', wake, 'NX', ARGV[5], waiter)  -- a waiter keeps its place
+  redis.call('ZADD', wake_until, now + lapse, waiter)
+  for _, k in ipairs({ wake, wake_until }) do  -- the list lives as long as its latest entry
+    if redis.call('PTTL', k) < lapse then redis.call('PEXPIRE', k, lapse) end
+  end
+end
+return false

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: Apache-2.0
+// Semaphores (lock_kind::semaphore, docs/algorithm.md section 12): at most
+// `permits` holders, each on its own permit slot held by a quorum; masters
+// that disagree on the slot are resolved by votes and cleaned up; a crashed
+// holder's permit returns at its TTL; fencing is per slot; clients that
+// disagree on the number of permits are refused.
+#define BOOST_TEST_MODULE integration_semaphore
+#include <boost/test/data/test_case.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include "masters.hpp"
+#include "scripts/keys.hpp"
+
+#include <redlock/redlock.hpp>
+
+#include <set>
+
+using namespace std::chrono_literals;
+using redlock::errc;
+using redlock::lock_kind;
+using redlock::testing::code_of;
+using redlock::testing::eventually;
+using redlock::testing::masters;
+namespace bdata = boost::unit_test::data;
+namespace keys = redlock::detail::keys;
+
+namespace {
+
+redlock::acquire_options semaphore(unsigned permits, std::chrono::milliseconds ttl = 5000ms) {
+  redlock::acquire_options o;
+  o.kind = lock_kind::semaphore;
+  o.permits = permits;
+  o.ttl = ttl;
+  return o;
+}
+
+/// Slot keys of semaphore `name` held on master `i`.
+std::size_t slots_held(masters& m, std::size_t i, const std::string& name, unsigned permits) {
+  std::size_t n = 0;
+  for (unsigned p = 0; p < permits; ++p) n += m[i].command({"EXISTS", keys::permit(name, p)}) == "1";
+  return n;
+}
+
+}  // namespace
+
+BOOST_DATA_TEST_CASE(at_most_permits_holders_and_a_release_returns_one, bdata::make({1, 3, 5}), nodes) {
+  masters m(static_cast<std::size_t>(nodes));
+  redlock::client c(m.options());
+  const unsigned permits = 3;
+  std::vector<redlock::lock> held;
+  std::set<unsigned> slots;
+  for (unsigned i = 0; i < permits; ++i) {
+    held.push_back(c.acquire("sem", semaphore(permits)));
+    BOOST_TEST((held.back().kind() == lock_kind::semaphore));
+    BOOST_REQUIRE(held.back().permit().has_value());
+    slots.insert(*held.back().permit());
+    BOOST_TEST(held.back().key() == keys::permit("sem", *held.back().permit()));
+    BOOST_TEST(held.back().remaining_validity() > 4000ms);
+  }
+  BOOST_TEST(slots.size() == permits, "each holder has its own slot");
+  BOOST_TEST(!c.try_acquire("sem", semaphore(permits)).has_value(), "a fourth holder");
+  auto freed = *held[1].permit();
+  c.release(held[1]);
+  auto again = c.acquire("sem", semaphore(permits));
+  BOOST_TEST(*again.permit() == freed);
+  for (auto* l : {&held[0], &held[2], &again}) c.release(*l);
+  BOOST_TEST(eventually([&] {
+    for (std::size_t i = 0; i < m.size(); ++i)
+      if (slots_held(m, i, "sem", permits) != 0) return false;
+    return true;
+  }), "a slot left behind");
+}
+
+BOOST_AUTO_TEST_CASE(masters_that_disagree_on_the_slot_are_settled_by_votes_and_cleaned_up) {
+  masters m(3);
+  redlock::client c(m.options());
+  const unsigned permits = 2;
+  // Slot 0 is taken on master 0 only, slot 1 on master 1 only: every
+  // attempt gets a quorum on one slot (master 2 agrees with one of them)
+  // and a stray grant of the other slot, which it must give back.
+  m[0].command({"SET", keys::permit("split", 0), "someone", "PX", "60000"});
+  m[1].command({"SET", keys::permit("split", 1), "someone", "PX", "60000"});
+  auto l = c.acquire("split", semaphore(permits));
+  auto slot = *l.permit();
+  BOOST_TEST(m.holding(keys::permit("split", slot)) == 3u, "the held slot and the stranger's");
+  std::size_t ours = 0;
+  BOOST_TEST(eventually([&] {
+    ours = 0;
+    for (std::size_t i = 0; i < 3; ++i)
+      for (unsigned p = 0; p < permits; ++p) ours += m[i].command({"GET", keys::permit("split", p)}) == l.token();
+    return ours == 2u;
+  }), "our token on " << ours << " slots, not just the two masters of the quorum");
+  c.release(l);
+  BOOST_TEST(eventually([&] { return m.holding(keys::permit("split", slot)) == 1u; }));
+}
+
+BOOST_AUTO_TEST_CASE(a_crashed_holders_permit_returns_at_its_ttl) {
+  masters m(3);
+  {
+    // A client that never releases: its permits expire.
+    redlock::client gone(m.options());
+    gone.acquire("crash", semaphore(2, 400ms));
+    gone.acquire("crash", semaphore(2, 400ms));
+  }
+  redlock::client c(m.options());
+  BOOST_TEST(!c.try_acquire("crash", semaphore(2)).has_value());
+  auto opts = semaphore(2);
+  opts.wait = 3s;
+  opts.retry_delay = 20ms;
+  auto l = c.acquire("crash", opts);
+  BOOST_TEST(l.permit().has_value());
+  c.release(l);
+}
+
+BOOST_AUTO_TEST_CASE(fencing_tokens_are_per_slot_and_increase) {
+  masters m(3);
+  redlock::client c(m.options());
+  auto opts = semaphore(2);
+  opts.fenced = true;
+  std::map<unsigned, std::uint64_t> last;
+  for (int round = 0; round < 6; ++round) {
+    auto a = c.acquire("fenced", opts);
+    auto b = c.acquire("fenced", opts);
+    for (auto* l : {&a, &b}) {
+      BOOST_REQUIRE(l->fence().has_value());
+      auto slot = *l->permit();
+      BOOST_TEST(*l->fence() > last[slot], "slot " << slot << ": " << *l->fence() << " after " << last[slot]);
+      last[slot] = *l->fence();
+      BOOST_TEST(m[0].command({"GET", keys::fence(keys::permit("fenced", slot))}) == std::to_string(*l->fence()));
+    }
+    c.release(a);
+    c.release(b);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(another_number_of_permits_is_refused_while_in_use) {
+  masters m(3);
+  redlock::client c(m.options());
+  auto held = c.acquire("count", semaphore(3));
+  BOOST_TEST(code_of([&] { c.acquire("count", semaphore(4)); }) == errc::permits_mismatch);
+  // Refused: nothing of the refused attempt is left (slot 3 exists only for 4 permits).
+  BOOST_TEST(m.holding(keys::permit("count", 3)) == 0u);
+  BOOST_TEST(m[0].command({"GET", keys::permits("count")}) == "3");
+  c.release(held);
+  // Once every holder has gone (the record lives as long as the holds), a
+  // new number takes over.
+  BOOST_TEST(eventually([&] { return m.holding(keys::permits("count")) == 0u; }, 7000ms));
+  auto four = c.acquire("count", semaphore(4));
+  BOOST_TEST(four.permit().has_value());
+  c.release(four);
+}
+
+BOOST_AUTO_TEST_CASE(renewal_keeps_the_permit_and_its_record) {
+  masters m(3);
+  redlock::client c(m.options());
+  auto opts = semaphore(2, 600ms);
+  opts.renew = true;
+  auto l = c.acquire("renewed", opts);
+  std::this_thread::sleep_for(1500ms);
+  BOOST_TEST(!l.lost());
+  BOOST_TEST(l.remaining_validity() > 0ms);
+  BOOST_TEST(m.holding(keys::permit("renewed", *l.permit())) == 3u);
+  BOOST_TEST(m.holding(keys::permits("renewed")) == 3u, "the number of permits outlived its first ttl");
+  c.release(l);
+}
+
+BOOST_AUTO_TEST_CASE(bad_permits_are_refused_before_anything_is_sent) {
+  masters m(1);
+  redlock::client c(m.options());
+  BOOST_TEST(code_of([&] { c.acquire("bad", semaphore(0)); }) == errc::bad_option);
+  BOOST_TEST(code_of([&] { c.acquire("bad", semaphore(redlock::max_permits + 1)); }) == errc::bad_option);
+  redlock::acquire_options mutex_with_permits;
+  mutex_with_permits.permits = 2;
+  BOOST_TEST(code_of([&] { c.acquire("bad", mutex_with_permits); }) == errc::bad_option);
+  BOOST_TEST(m[0].command({"DBSIZE"}) == "0");
+}
+
+BOOST_AUTO_TEST_CASE(a_slot_holding_someone_elses_data_is_reported_not_overwritten) {
+  masters m(3);
+  redlock::client c(m.options());
+  m.on_all({"RPUSH", keys::permit("theirs", 0), "data"});
+  m.on_all({"RPUSH", keys::permit("theirs", 1), "data"});
+  BOOST_TEST(code_of([&] { c.acquire("theirs", semaphore(2)); }) == errc::wrong_type);
+  BOOST_TEST(m[0].command({"TYPE", keys::permit("theirs", 0)}) == "list");
+}
+
+BOOST_AUTO_TEST_CASE(a_waiter_is_woken_by_a_release) {
+  masters m(3);
+  redlock::client c(m.options());
+  auto a = c.acquire("wake", semaphore(1));
+  auto opts = semaphore(1);
+  opts.wait = 5s;
+  opts.retry_delay = 2000ms;  // only a wake-up brings it in quickly
+  opts.retry_jitter = 0ms;
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(300ms);
+    c.release(a);
+  });
+  auto started = std::chrono::steady_clock::now();
+  auto b = c.acquire("wake", opts);
+  auto waited = std::chrono::steady_clock::now() - started;
+  releaser.join();
+  // Woken by the release: well before its 2 s retry delay.
+  BOOST_TEST(waited < 1500ms);
+  c.release(b);
+}
+
+BOOST_AUTO_TEST_CASE(a_paused_then_killed_master_does_not_stop_a_quorum) {
+  masters m(5);
+  redlock::client c(m.options(50ms));
+  m[1].pause();
+  std::vector<redlock::lock> held;
+  for (int i = 0; i < 3; ++i) held.push_back(c.acquire("faulty", semaphore(3)));
+  BOOST_TEST(!c.try_acquire("faulty", semaphore(3)).has_value());
+  m[1].resume();
+  m[2].kill9();
+  BOOST_TEST(!c.try_acquire("faulty", semaphore(3)).has_value());
+  c.release(held[0]);
+  auto again = c.acquire("faulty", semaphore(3));
+  BOOST_TEST(*again.permit() == *held[0].permit());
+  c.release(again);
+  c.release(held[1]);
+  c.release(held[2]);
+}
