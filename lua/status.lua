@@ -1,12 +1,17 @@
 -- SPDX-License-Identifier: Apache-2.0
 -- Read-only view of one lock on one master, for `redlock status`.
 -- KEYS[1] lock key, KEYS[2] fence counter key, KEYS[3] fair wait queue,
--- KEYS[4] holder description
+-- KEYS[4] holder description, KEYS[5] a semaphore's number of permits in use
+-- ({R}:permits)
 -- Returns { type, token, pttl in ms, fence counter (or ''), owners, waiters,
--- holder description ('<owner> <words>' or '') }:
+-- holder description ('<owner> <words>' or ''), permits }:
 -- token is a mutex holder's value; owners is { field, count, ... } of a
 -- reentrant/fair lock; waiters is a fair queue in order. Nested arrays, not
--- joined strings: an owner name may contain any character.
+-- joined strings: an owner name may contain any character. permits is {}
+-- unless a semaphore named R is in use, then { number of permits, and for
+-- each held slot: slot, token, pttl, fence counter (or ''), holder
+-- description }. Its slot keys are built here from R, since their number is
+-- only known here (standalone masters allow it; the script only reads).
 local kind = redis.call('TYPE', KEYS[1])['ok']
 local token = ''
 local owners = {}
@@ -25,4 +30,22 @@ end
 local fence = redis.call('GET', KEYS[2]) or ''
 local waiters = redis.call('ZRANGE', KEYS[3], 0, -1)
 local about = redis.call('GET', KEYS[4]) or ''
-return { kind, token, redis.call('PTTL', KEYS[1]), fence, owners, waiters, about }
+local permits = {}
+local in_use = KEYS[5] and redis.call('GET', KEYS[5])
+if in_use then
+  permits[1] = in_use
+  for i = 0, (tonumber(in_use) or 0) - 1 do
+    local slot = '{' .. KEYS[1] .. '}:permit:' .. i  -- keys::permit, keys::fence, keys::holder
+    -- (a slot of another type is reported by acquisitions, not here)
+    local holder = redis.call('TYPE', slot)['ok'] == 'string' and redis.call('GET', slot)
+    if holder then
+      local n = #permits
+      permits[n + 1] = tostring(i)
+      permits[n + 2] = holder
+      permits[n + 3] = redis.call('PTTL', slot)
+      permits[n + 4] = redis.call('GET', '{' .. slot .. '}:fence') or ''
+      permits[n + 5] = redis.call('GET', '{' .. slot .. '}:holder') or ''
+    end
+  end
+end
+return { kind, token, redis.call('PTTL', KEYS[1]), fence, owners, waiters, about, permits }

@@ -36,12 +36,22 @@ enum class key_content {
   mutex,    ///< a mutex: `node_status::token` is the holder's token
   owners,   ///< a reentrant or fair lock: `node_status::owners` hold it
   foreign,  ///< someone else's data under the lock's name (`foreign_type`); never touched
+  semaphore,  ///< a semaphore in use: `node_status::permits` and `permit_holds`
 };
 
 /// One owner of a reentrant or fair lock on one master.
 struct owner_hold {
   std::string owner;        ///< the owner field, "<client id>:<owner>"
   std::uint64_t count = 0;  ///< how many times it entered
+};
+
+/// One held permit of a semaphore on one master.
+struct permit_hold {
+  unsigned permit = 0;                 ///< the slot, 0 to permits - 1
+  std::string token;                   ///< its holder's token
+  std::chrono::milliseconds pttl{-2};  ///< as PTTL
+  std::optional<std::uint64_t> fence;  ///< the slot's fence counter, if any
+  std::string description;             ///< the holder's acquire_options::description, if it gave one
 };
 
 /// One master's view of a lock (async_client::async_status).
@@ -56,9 +66,11 @@ struct node_status {
   std::optional<std::uint64_t> fence;  ///< the fence counter, if any
   std::vector<std::string> waiters;    ///< fair locks: the queued owner fields, in order
   std::string description;             ///< the holder's acquire_options::description, if it gave one
+  std::optional<unsigned> permits;        ///< content == semaphore: its number of permits
+  std::vector<permit_hold> permit_holds;  ///< content == semaphore: the slots held, in slot order
 };
 
-/// "free", "mutex", "owners", "foreign": for logs and machine-readable output.
+/// "free", "mutex", "owners", "foreign", "semaphore": for logs and machine-readable output.
 REDLOCK_EXPORT std::string_view key_content_name(key_content c) noexcept;
 
 /// The asynchronous client: one connection per master on the given

@@ -3,6 +3,7 @@
 
 #include <boost/json.hpp>
 
+#include <charconv>
 #include <cstdlib>
 #include <iostream>
 #include <unistd.h>
@@ -38,6 +39,7 @@ void add_acquire_options(po::options_description& d) {
   d.add_options()("ttl", po::value<std::string>(), "lease time (default 10s)")(
       "wait", po::value<std::string>(), "how long to keep trying (default 0s: one attempt)")(
       "fenced", "also obtain a fencing token")("kind", po::value<std::string>(), "mutex (default), reentrant or fair")(
+      "permits", po::value<std::string>(), "a semaphore: at most N hold the name at once (1 to 1024)")(
       "verbose,v", "when not acquired, show what each master said in the last attempt")(
       "description", po::value<std::string>(),
       "who holds it, in words, shown by `redlock status` (default host:pid; '' for none)");
@@ -69,6 +71,16 @@ redlock::acquire_options read_acquire(const po::variables_map& vm) {
       usage("--kind '" + k + "' is not a lock kind (mutex, reentrant, fair)");
     // One process is one owner: shell scripts hand the token between commands.
     if (a.kind != redlock::lock_kind::mutex) a.owner = "pid" + std::to_string(::getpid());
+  }
+  if (vm.count("permits")) {
+    if (vm.count("kind")) usage("--permits makes a semaphore: it does not go with --kind");
+    const auto& text = vm["permits"].as<std::string>();
+    unsigned n = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec != std::errc{} || end != text.data() + text.size() || n < 1 || n > redlock::max_permits)
+      usage("--permits '" + text + "' is not a number of permits (1 to " + std::to_string(redlock::max_permits) + ")");
+    a.kind = redlock::lock_kind::semaphore;
+    a.permits = n;
   }
   return a;
 }
@@ -134,6 +146,7 @@ void print_lock(const redlock::lock& l, bool as_json) {
   if (as_json) {
     json::object o{{"name", l.name()}, {"token", l.token()}, {"validity_ms", l.remaining_validity().count()}};
     if (l.fence()) o["fence"] = *l.fence();
+    if (l.permit()) o["permit"] = *l.permit();
     std::cout << json::serialize(o) << "\n";
     return;
   }
@@ -141,6 +154,7 @@ void print_lock(const redlock::lock& l, bool as_json) {
   std::cout << "REDLOCK_NAME=" << l.name() << "\nREDLOCK_TOKEN=" << l.token()
             << "\nREDLOCK_VALIDITY_MS=" << l.remaining_validity().count() << "\n";
   if (l.fence()) std::cout << "REDLOCK_FENCE=" << *l.fence() << "\n";
+  if (l.permit()) std::cout << "REDLOCK_PERMIT=" << *l.permit() << "\n";
 }
 
 }  // namespace redlock::cli

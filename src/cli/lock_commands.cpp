@@ -21,6 +21,11 @@ int acquire(const std::vector<std::string>& args) {
   auto vm = parse(args, d);
   auto c = read_common(vm);
   auto a = read_acquire(vm);
+  // `release` and `extend` find a hold by name and token; a permit is also
+  // known by its slot, which they cannot take yet.
+  if (a.kind == redlock::lock_kind::semaphore)
+    usage("--permits: a semaphore permit is held for a command with `redlock run --permits N -- COMMAND`; "
+          "`redlock acquire` cannot hand one to a later `release` yet");
   redlock::client client(c.client);
   auto l = acquire_or_explain(client, c, a, vm);
   if (!l) return ex_tempfail;

@@ -36,6 +36,7 @@ std::vector<std::string> command_environment(const std::string& name, const redl
   std::vector<std::string> lock_vars{"REDLOCK_NAME=" + name, "REDLOCK_TOKEN=" + l.token(),
                                      "REDLOCK_VALIDITY_MS=" + std::to_string(l.remaining_validity().count())};
   if (l.fence()) lock_vars.push_back("REDLOCK_FENCE=" + std::to_string(*l.fence()));
+  if (l.permit()) lock_vars.push_back("REDLOCK_PERMIT=" + std::to_string(*l.permit()));
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) {
     std::string_view entry(*e);

@@ -43,6 +43,17 @@ int status(const std::vector<std::string>& args) {
         for (auto& h : n.owners) owners.push_back(json::object{{"owner", h.owner}, {"count", h.count}});
         o["owners"] = std::move(owners);
       }
+      if (n.content == redlock::key_content::semaphore) {
+        if (n.permits) o["permits"] = *n.permits;
+        json::array held;
+        for (auto& h : n.permit_holds) {
+          json::object p{{"permit", h.permit}, {"token", h.token}, {"pttl_ms", h.pttl.count()}};
+          if (h.fence) p["fence"] = *h.fence;
+          if (!h.description.empty()) p["description"] = h.description;
+          held.push_back(std::move(p));
+        }
+        o["held"] = std::move(held);
+      }
       o["pttl_ms"] = n.pttl.count();
       if (n.fence) o["fence"] = *n.fence;
       if (!n.waiters.empty()) o["waiters"] = json::array(n.waiters.begin(), n.waiters.end());
@@ -70,6 +81,16 @@ int status(const std::vector<std::string>& args) {
         std::cout << ", pttl " << n.pttl.count() << " ms";
         break;
       case redlock::key_content::foreign: std::cout << "key holds a " << n.foreign_type << " (not a lock)"; break;
+      case redlock::key_content::semaphore:
+        std::cout << "semaphore of " << (n.permits ? std::to_string(*n.permits) : std::string("?")) << " permits, "
+                  << n.permit_holds.size() << " held";
+        for (auto& h : n.permit_holds) {
+          std::cout << "\n    permit " << h.permit << ": held by " << h.token << ", pttl " << h.pttl.count() << " ms";
+          if (!h.description.empty()) std::cout << " (\"" << h.description << "\")";
+          if (h.fence) std::cout << ", fence " << *h.fence;
+        }
+        std::cout << "\n";
+        continue;
     }
     // Quoted: it is whatever the holder wrote (no control characters).
     if (!n.description.empty()) std::cout << " (\"" << n.description << "\")";

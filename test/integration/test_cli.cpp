@@ -418,3 +418,46 @@ BOOST_AUTO_TEST_CASE(cli_run_on_lost_kill_and_hook) {
   BOOST_TEST(bad.code == 64, bad.err);
   BOOST_TEST(m[0].command({"DBSIZE"}) == "0");
 }
+
+BOOST_AUTO_TEST_CASE(cli_run_permits_holds_a_semaphore_permit_shown_by_status) {
+  masters m(3);
+  auto nodes = nodes_of(m);
+  redlock::client holder(m.options(1000ms));
+  redlock::acquire_options sem{.ttl = 10000ms, .kind = redlock::lock_kind::semaphore, .permits = 2};
+  auto first = holder.acquire("pool", sem);
+  // One permit left: the command gets it, with its slot in REDLOCK_PERMIT,
+  // while status shows both holders.
+  auto file = "/tmp/redlock-cli-permit-" + std::to_string(::getpid());
+  auto r = cli(nodes, "run --name pool --permits 2 --fenced --description 'batch 7' -- sh -c '"
+                      "echo \"$REDLOCK_PERMIT $REDLOCK_FENCE\" > " + file + "; " + REDLOCK_CLI_PATH +
+                          " status --name pool --json >> " + file + "'");
+  BOOST_TEST(r.code == 0, r.err);
+  std::istringstream out(slurp(file));
+  std::remove(file.c_str());
+  unsigned permit = 9;
+  long fence = 0;
+  std::string status_json;
+  out >> permit >> fence >> std::ws;
+  std::getline(out, status_json);
+  BOOST_TEST(permit == 1u - *first.permit());
+  BOOST_TEST(fence >= 1);
+  auto node0 = boost::json::parse(status_json).at("nodes").as_array()[0].as_object();
+  BOOST_TEST(std::string(node0.at("holds").as_string()) == "semaphore");
+  BOOST_TEST(node0.at("permits").as_int64() == 2);
+  BOOST_TEST(node0.at("held").as_array().size() == 2u, status_json);
+  // A full semaphore: 75, as for a held lock. Bad numbers: 64, one line.
+  auto second = holder.acquire("pool", sem);
+  BOOST_TEST(cli(nodes, "run --name pool --permits 2 -- true").code == 75);
+  auto text = cli(nodes, "status --name pool").out;
+  BOOST_TEST(text.find("semaphore of 2 permits, 2 held") != std::string::npos, text);
+  for (auto bad : {"--permits 0", "--permits -1", "--permits x", "--permits 1025", "--permits 2 --kind fair"}) {
+    auto b = cli(nodes, std::string("run --name pool ") + bad + " -- true");
+    BOOST_TEST(b.code == 64, bad << ": " << b.err);
+    BOOST_TEST(b.err.find("--permits") != std::string::npos, b.err);
+  }
+  auto other = cli(nodes, "run --name pool --permits 3 --wait 0s -- true");
+  BOOST_TEST(other.code == 64, other.err);
+  BOOST_TEST(other.err.find("permits") != std::string::npos, other.err);
+  holder.release(first);
+  holder.release(second);
+}

@@ -222,3 +222,37 @@ BOOST_AUTO_TEST_CASE(a_paused_then_killed_master_does_not_stop_a_quorum) {
   c.release(held[1]);
   c.release(held[2]);
 }
+
+BOOST_AUTO_TEST_CASE(status_shows_each_held_permit_and_guards_give_them_back) {
+  masters m(3);
+  redlock::client c(m.options());
+  auto opts = semaphore(3);
+  opts.fenced = true;
+  opts.description = "worker 1";
+  {
+    auto one = c.lock_guard("shown", opts);
+    auto two = c.lock_guard("shown", semaphore(3));
+    BOOST_TEST(eventually([&] {
+      for (auto& s : c.status("shown"))
+        if (s.error || s.content != redlock::key_content::semaphore || s.permit_holds.size() != 2) return false;
+      return true;
+    }));
+    auto s = c.status("shown")[0];
+    BOOST_TEST(s.permits.value_or(0) == 3u);
+    for (auto& h : s.permit_holds) {
+      bool first = h.token == one.get().token();
+      BOOST_TEST((first || h.token == two.get().token()));
+      BOOST_TEST(h.permit == *(first ? one : two).get().permit());
+      BOOST_TEST(h.description == (first ? "worker 1" : ""));
+      BOOST_TEST(h.fence.has_value() == first);
+      BOOST_TEST(h.pttl.count() > 0);
+    }
+  }
+  // The guards released both: nothing held (the record of the number of
+  // permits stays until it expires with the longest hold).
+  BOOST_TEST(eventually([&] {
+    for (auto& s : c.status("shown"))
+      if (!s.permit_holds.empty()) return false;
+    return true;
+  }));
+}
