@@ -55,6 +55,12 @@ class REDLOCK_EXPORT lock {
   std::optional<std::uint64_t> fence() const;
   /// Semaphores: which permit slot this holder has, 0 to permits - 1.
   std::optional<unsigned> permit() const;
+  /// Every name it holds, sorted: the one name, or all the names of a lock
+  /// held together (acquire_options::together).
+  std::vector<std::string> names() const;
+  /// Fenced: one token per name, in names() order (fence() is the token of
+  /// the name acquired, for a lock over one name).
+  std::vector<std::uint64_t> fences() const;
 
   /// For renewed locks: true once renewal could no longer keep the lease.
   bool lost() const;

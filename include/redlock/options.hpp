@@ -123,6 +123,12 @@ struct acquire_options {
   /// the semaphore is in use (docs/algorithm.md, section 12). 0 for the
   /// other kinds.
   unsigned permits = 0;
+  /// A mutex over several names, all or none: these names are held together
+  /// with the one acquired, under one token, one validity and one release
+  /// (docs/algorithm.md, section 13). Order does not matter (names are
+  /// sorted, so overlapping sets never deadlock); each name once, at most
+  /// max_names in all; mutex only. lock::names() and lock::fences() list them.
+  std::vector<std::string> together{};
 };
 
 /// The longest acquire_options::description accepted.
@@ -130,5 +136,7 @@ inline constexpr std::size_t max_description_bytes = 256;
 /// The most permits a semaphore may have (each attempt names every slot on
 /// every master).
 inline constexpr unsigned max_permits = 1024;
+/// The most names one lock may hold together (the name and `together`).
+inline constexpr std::size_t max_names = 64;
 
 }  // namespace redlock

@@ -16,21 +16,27 @@ using namespace std::chrono_literals;
 
 void add_common(po::options_description& d) {
   d.add_options()("nodes", po::value<std::string>(), "comma-separated redis:// URIs (default: $REDLOCK_NODES)")(
-      "name", po::value<std::string>(), "lock name")("node-timeout", po::value<std::string>(),
+      "name", po::value<std::vector<std::string>>(), "lock name (run: again for more names, held all or none)")("node-timeout", po::value<std::string>(),
                                                      "per-master deadline (default 50ms)")(
       "prefix", po::value<std::string>(), "key prefix")(
       "tls-ca", po::value<std::string>(), tls_ca_help)(
       "json", "machine-readable output")("help,h", "this help");
 }
 
-common read_common(const po::variables_map& vm) {
+common read_common(const po::variables_map& vm, bool several_names) {
   common c;
   c.client.nodes = redlock::cli::nodes_arg(vm);
   c.client.node_timeout = duration_arg(vm, "node-timeout", 50ms);
   if (vm.count("prefix")) c.client.key_prefix = vm["prefix"].as<std::string>();
   c.client.tls_ca_file = tls_ca_arg(vm);
-  if (!vm.count("name") || vm["name"].as<std::string>().empty()) usage("--name is required (and must not be empty)");
-  c.name = vm["name"].as<std::string>();
+  auto names = vm.count("name") ? vm["name"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  if (names.empty()) usage("--name is required");
+  for (auto& n : names)
+    if (n.empty()) usage("--name must not be empty");
+  if (names.size() > 1 && !several_names) usage("--name given " + std::to_string(names.size()) +
+                                                " times: only `redlock run` holds several names together");
+  c.name = names.front();
+  c.more_names.assign(names.begin() + 1, names.end());
   c.json = vm.count("json") > 0;
   return c;
 }

@@ -25,10 +25,12 @@ constexpr int ex_usage = 64, ex_dataerr = 65, ex_unavailable = 69, ex_lost = 70,
 struct common {
   redlock::client_options client;
   std::string name;
+  std::vector<std::string> more_names;  // `run --name a --name b`: held together with `name`
   bool json = false;
 };
 void add_common(boost::program_options::options_description& d);
-common read_common(const boost::program_options::variables_map& vm);
+/// `several_names`: the command may hold several names together (run).
+common read_common(const boost::program_options::variables_map& vm, bool several_names = false);
 
 /// --ttl, --wait, --fenced, --kind, --verbose, --description.
 void add_acquire_options(boost::program_options::options_description& d);

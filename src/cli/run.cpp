@@ -37,6 +37,15 @@ std::vector<std::string> command_environment(const std::string& name, const redl
                                      "REDLOCK_VALIDITY_MS=" + std::to_string(l.remaining_validity().count())};
   if (l.fence()) lock_vars.push_back("REDLOCK_FENCE=" + std::to_string(*l.fence()));
   if (l.permit()) lock_vars.push_back("REDLOCK_PERMIT=" + std::to_string(*l.permit()));
+  if (auto names = l.names(); names.size() > 1) {
+    // Several names held together: all of them, and (fenced) their tokens, in
+    // the same (sorted) order, separated by spaces.
+    std::string all, fences;
+    for (auto& n : names) all += (all.empty() ? "" : " ") + n;
+    for (auto f : l.fences()) fences += (fences.empty() ? "" : " ") + std::to_string(f);
+    lock_vars.push_back("REDLOCK_NAMES=" + all);
+    if (!fences.empty()) lock_vars.push_back("REDLOCK_FENCES=" + fences);
+  }
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) {
     std::string_view entry(*e);
@@ -150,8 +159,9 @@ int run(const std::vector<std::string>& args) {
       "metrics-port", po::value<std::string>(), "serve Prometheus metrics at http://[HOST:]PORT/metrics while it runs");
   std::vector<std::string> command;
   auto vm = parse(args, d, &command);
-  auto c = read_common(vm);
+  auto c = read_common(vm, true);
   auto a = read_acquire(vm);
+  a.together = c.more_names;
   auto grace = duration_arg(vm, "grace", 5s);
   auto policy = on_lost_arg(vm);
   a.max_hold = duration_arg(vm, "max-hold", 0s);

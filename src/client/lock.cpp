@@ -28,6 +28,16 @@ std::optional<unsigned> lock::permit() const {
   if (s.kind != lock_kind::semaphore) return std::nullopt;
   return s.permit;
 }
+std::vector<std::string> lock::names() const {
+  auto& s = checked(state_);
+  return s.names.empty() ? std::vector<std::string>{s.name} : s.names;
+}
+std::vector<std::uint64_t> lock::fences() const {
+  auto& s = checked(state_);
+  if (!s.fences.empty()) return s.fences;
+  if (s.fence) return {*s.fence};
+  return {};
+}
 lock_kind lock::kind() const { return checked(state_).kind; }
 int lock::holds() const { return checked(state_).holds.load(); }
 bool lock::lost() const { return checked(state_).lost.load() != 0; }

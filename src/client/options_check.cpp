@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "options_check.hpp"
 
+#include <algorithm>
+
 #include "locks/retry_policy.hpp"
 
 #include <redlock/error.hpp>
@@ -66,6 +68,18 @@ check_result check_acquire(std::string_view name, const acquire_options& o, mill
   if (o.kind != lock_kind::semaphore && o.permits != 0)
     return fail(errc::bad_option, "permits (" + std::to_string(o.permits) +
                                       ") is for semaphores: set kind = lock_kind::semaphore, or permits = 0");
+  if (!o.together.empty()) {
+    if (o.kind != lock_kind::mutex) return fail(errc::bad_option, "names held together are for the mutex kind only");
+    if (o.together.size() + 1 > max_names)
+      return fail(errc::bad_option, "at most " + std::to_string(max_names) + " names in one lock (got " +
+                                        std::to_string(o.together.size() + 1) + ")");
+    std::vector<std::string_view> all(o.together.begin(), o.together.end());
+    all.push_back(name);
+    std::sort(all.begin(), all.end());
+    if (all.front().empty()) return fail(errc::empty_name, "a name held together is empty");
+    auto twice = std::adjacent_find(all.begin(), all.end());
+    if (twice != all.end()) return fail(errc::bad_option, "name '" + std::string(*twice) + "' is given twice");
+  }
   if (o.owner.find(':') != std::string::npos || o.owner.size() > 256)
     return fail(errc::bad_option, "owner must not contain ':' and must be at most 256 characters");
   if (o.description.size() > max_description_bytes)

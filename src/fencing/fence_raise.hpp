@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace redlock::detail {
 
@@ -18,5 +19,10 @@ namespace redlock::detail {
 /// under our hold (`lua/fence_raise.lua`), "no" where we no longer hold.
 round_ptr fence_raise_round(const std::shared_ptr<node_set>& masters, const std::string& key,
                             const std::string& token, std::uint64_t token_value, quorum_round::decided_fn done);
+/// The same for a lock over several keys: each key's counter to its own
+/// value, all in one call per master ("yes" only where we hold every key).
+round_ptr fence_raise_round(const std::shared_ptr<node_set>& masters, const std::vector<std::string>& lock_keys,
+                            const std::string& token, const std::vector<std::uint64_t>& token_values,
+                            quorum_round::decided_fn done);
 
 }  // namespace redlock::detail

@@ -37,6 +37,10 @@ struct lock_state {
   // semaphore's waiters, listed under its own key (`wake_key`).
   unsigned permit = 0;
   unsigned permits = 0;
+  // Names held together (acquire_options::together): all of them, sorted,
+  // their keys and (fenced) their tokens. Empty for a lock on one name.
+  std::vector<std::string> names, keys;
+  std::vector<std::uint64_t> fences;
   std::string wake_key;
   /// Where a release of this hold wakes a waiter: its own key's wake list,
   /// or its semaphore's.

@@ -36,7 +36,8 @@ void acquire_op::start() {
   // A mutex acquisition that may wait goes on the masters' wake list when
   // refused, so that a release wakes it alone (section 10).
   bool may_wait = options_.max_attempts == 0 ? options_.wait.count() > 0 : options_.max_attempts > 1;
-  if (!is_hash_kind() && may_wait)
+  // (Names held together have no wake list: their waiters retry on the timer.)
+  if (!is_hash_kind() && may_wait && !holds_names_together())
     waiter_id_ = client_->client_id + ":" + std::to_string(client_->next_request_id++);
   // Listen from the first attempt when that is free (this client waited on
   // this lock moments ago): a release, or a hand-over, may come before the
@@ -60,6 +61,7 @@ void acquire_op::attempt() {
   req.waiter = waiter_id_;
   req.description = options_.description;
   req.waiter_lapse = wake_list_lapse(options_, client_->options.node_timeout);
+  req.keys = keys_;
   if (is_semaphore()) {
     req.permits = options_.permits;
     req.first_slot = first_slot_ = client_->random_below(options_.permits);
@@ -79,6 +81,10 @@ void acquire_op::attempt() {
     round->on_late_yes([self = shared_from_this(), token = token_, attempt = attempts_,
                         first_slot = first_slot_](std::uint32_t node, const node_outcome& said) {
       bool abandoned = attempt <= self->abandoned_attempt_;
+      if (self->holds_names_together()) {
+        if (abandoned) release_all_round(self->client_, self->keys_, token, self->described(), [](quorum_round&) {})->start_on({node});
+        return;
+      }
       if (!self->is_semaphore()) {
         if (abandoned) release_abandoned(self->client_, lock_kind::mutex, self->key_, token, 0, self->described(), {node});
         return;
@@ -139,7 +145,9 @@ void acquire_op::abandon_attempt(error_code why, std::vector<std::uint32_t> node
   handover_.forget(nodes, client_->next_request_id);
   if (is_semaphore())
     release_permits(client_, key_, options_.permits, std::nullopt, token_, described(), nodes);
-  else
+  else if (holds_names_together() && !nodes.empty())
+    release_all_round(client_, keys_, token_, described(), [](quorum_round&) {})->start_on(nodes);
+  else if (!holds_names_together())
     release_abandoned(client_, options_.kind, key_, token_, latest_request_, described(), nodes);
   if (cancelled()) return complete(asio::error::operation_aborted, {});
   retry_or_fail(why);
@@ -175,7 +183,8 @@ void acquire_op::retry_or_fail(error_code why) {
 // A plain SET NX cannot tell someone else's data from someone else's lock:
 // before reporting "not acquired", look at the key's type.
 void acquire_op::finish_failed(error_code why) {
-  if (why != errc::not_acquired || options_.kind != lock_kind::mutex || options_.fenced) return complete(why, {});
+  if (why != errc::not_acquired || options_.kind != lock_kind::mutex || options_.fenced || holds_names_together())
+    return complete(why, {});
   check_key_types(client_, key_, [self = shared_from_this(), why](bool wrong_type) {
     self->complete(wrong_type ? make_error_code(errc::wrong_type) : why, {});
   });
@@ -183,8 +192,23 @@ void acquire_op::finish_failed(error_code why) {
 
 // ---- fencing -------------------------------------------------------------
 void acquire_op::start_raise(const quorum_round& acquired) {
-  auto token_value = static_cast<std::uint64_t>(acquired.max_value());
   boost::intrusive_ptr<const quorum_round> acquired_ref(&acquired);
+  if (holds_names_together()) {
+    // Each name's token: the largest of its counters in the quorum's grants.
+    fences_.assign(keys_.size(), 0);
+    for (auto& o : acquired.outcomes())
+      if (o.state == node_state::locked)
+        for (std::size_t i = 0; i < o.fields.size() && i < fences_.size(); ++i)
+          fences_[i] = std::max<std::uint64_t>(fences_[i], std::stoull(o.fields[i]));
+    auto own = static_cast<std::size_t>(std::find(keys_.begin(), keys_.end(), key_) - keys_.begin());
+    fence_raise_round(client_->masters, keys_, token_, fences_,
+                      [self = shared_from_this(), acquired_ref, own](quorum_round& r) {
+                        self->on_raised(*acquired_ref, r, self->fences_.at(own));
+                      })
+        ->start();
+    return;
+  }
+  auto token_value = static_cast<std::uint64_t>(acquired.max_value());
   fence_raise_round(client_->masters, held_key(acquired), token_, token_value,
                     [self = shared_from_this(), acquired_ref, token_value](quorum_round& r) {
                       self->on_raised(*acquired_ref, r, token_value);
@@ -254,6 +278,11 @@ void acquire_op::hold(win w) {
     state->permit = permit_slot(first_slot_, options_.permits, *won_choice_);
     state->wake_key = key_;
   }
+  if (holds_names_together()) {
+    state->names = names_;
+    state->keys = keys_;
+    if (options_.fenced) state->fences = fences_;
+  }
   begin_holding(client_, state, options_, w.confirm_handover);
   complete({}, lock_access::make(std::move(state)));
 }
@@ -298,8 +327,17 @@ void start_acquire(std::shared_ptr<client_impl> client, std::string name, acquir
     if (auto held = find_hold(*client, key, field))
       return start_reentry(std::move(client), std::move(held), std::move(options), std::move(handler));
   }
+  // Names held together: sorted, so that two overlapping sets take their
+  // common names in one order (one script per master takes them anyway).
+  std::vector<std::string> names, keys;
+  if (!options.together.empty()) {
+    names = options.together;
+    names.push_back(name);
+    std::sort(names.begin(), names.end());
+    for (auto& n : names) keys.push_back(client->key_for(n));
+  }
   std::make_shared<acquire_op>(std::move(client), std::move(name), std::move(key), std::move(field),
-                               std::move(options), asked_at, std::move(handler))
+                               std::move(options), asked_at, std::move(handler), std::move(names), std::move(keys))
       ->start();
 }
 

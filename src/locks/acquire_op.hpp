@@ -23,10 +23,13 @@ namespace redlock::detail {
 class acquire_op : public std::enable_shared_from_this<acquire_op> {
  public:
   acquire_op(std::shared_ptr<client_impl> client, std::string name, std::string key, std::string field,
-             acquire_options options, std::chrono::system_clock::time_point asked_at, acquire_handler handler)
+             acquire_options options, std::chrono::system_clock::time_point asked_at, acquire_handler handler,
+             std::vector<std::string> names_together = {}, std::vector<std::string> keys_together = {})
       : client_(std::move(client)),
         name_(std::move(name)),
         key_(std::move(key)),
+        names_(std::move(names_together)),
+        keys_(std::move(keys_together)),
         token_(std::move(field)),
         options_(std::move(options)),
         handler_(std::move(handler)),
@@ -53,6 +56,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
 
   bool is_hash_kind() const { return options_.kind == lock_kind::reentrant || options_.kind == lock_kind::fair; }
   bool is_semaphore() const { return options_.kind == lock_kind::semaphore; }
+  bool holds_names_together() const { return !keys_.empty(); }
   // The key a won attempt holds: the lock's, or the semaphore slot it won.
   std::string held_key(const quorum_round& won) const;
   // This acquisition writes a holder description next to the lock.
@@ -100,6 +104,10 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   std::shared_ptr<client_impl> client_;
   std::string name_;
   std::string key_;
+  // Names held together (acquire_options::together): all of them, sorted,
+  // and their keys; empty for one name. Their tokens once raised.
+  std::vector<std::string> names_, keys_;
+  std::vector<std::uint64_t> fences_;
   std::string token_;  // random per attempt (mutex) or the owner field (reentrant, fair)
   std::string waiter_id_;  // mutex, when it may wait: its name on the wake list ('<client id>:<n>')
   acquire_options options_;

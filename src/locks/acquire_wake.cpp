@@ -86,7 +86,8 @@ void acquire_op::wake() {
 // once a quorum of masters named it, a fair waiter when its client's
 // channel names it.
 void acquire_op::watch_releases() {
-  if (watch_id_) return;
+  // Names held together: no release publishes for them (release_all.lua).
+  if (watch_id_ || holds_names_together()) return;
   channel_ = release_channel();
   watch_id_ = client_->listener->watch(channel_, [weak = weak_from_this()](std::uint32_t node,
                                                                              std::string_view payload) {

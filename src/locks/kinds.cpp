@@ -46,6 +46,17 @@ verdict classify_permit_grant(const redisReply& r, node_outcome& out) {
   return failed_reply(r, out);
 }
 
+verdict classify_multi_grant(const redisReply& r, node_outcome& out) {
+  if (r.type == REDIS_REPLY_ARRAY) {
+    for (std::size_t i = 0; i < r.elements; ++i) {
+      if (r.element[i]->type != REDIS_REPLY_INTEGER) return failed_reply(r, out);
+      out.fields.push_back(std::to_string(r.element[i]->integer));
+    }
+    return verdict::yes;
+  }
+  return classify_grant(r, out);
+}
+
 std::vector<std::string> with_holder_key(std::vector<std::string> script_keys, const std::string& key,
                                          bool described) {
   if (described) script_keys.push_back(keys::holder(key));
@@ -70,6 +81,18 @@ round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquir
     return round_ptr(new quorum_round(client->masters, s, with_holder_key(std::move(script_keys), req.key, described),
                                       std::move(args), classify, std::move(done)));
   };
+  if (!req.keys.empty()) {
+    // Names held together: one call per master takes all of them or none.
+    std::vector<std::string> script_keys(req.keys);
+    if (req.fenced)
+      for (auto& k : req.keys) script_keys.push_back(keys::fence(k));
+    if (described)
+      for (auto& k : req.keys) script_keys.push_back(keys::holder(k));
+    std::vector<std::string> args{req.token, ttl, fenced, std::to_string(req.keys.size())};
+    if (described) args.push_back(req.description);
+    return round_ptr(new quorum_round(client->masters, scripts::multi_acquire, std::move(script_keys), std::move(args),
+                                      classify_multi_grant, std::move(done)));
+  }
   switch (req.kind) {
     case lock_kind::mutex:
       // The canonical RedLock command: no script to run on the masters (a
@@ -227,24 +250,24 @@ void release_abandoned(const std::shared_ptr<client_impl>& client, lock_kind kin
         ->start_on(nodes);
 }
 
+round_ptr release_all_round(const std::shared_ptr<client_impl>& client, const std::vector<std::string>& lock_keys,
+                            const std::string& token, bool described, quorum_round::decided_fn done) {
+  std::vector<std::string> script_keys(lock_keys);
+  if (described)
+    for (auto& k : lock_keys) script_keys.push_back(keys::holder(k));
+  return as_release(round_ptr(new quorum_round(client->masters, scripts::release_all, std::move(script_keys),
+                                               {token, std::to_string(lock_keys.size())}, classify_one_zero,
+                                               std::move(done))));
+}
+
 void release_permits(const std::shared_ptr<client_impl>& client, const std::string& key, unsigned permits,
                      std::optional<unsigned> keep, const std::string& token, bool described,
                      const std::vector<std::uint32_t>& nodes) {
   if (nodes.empty()) return;
-  std::vector<std::string> slots, holders;
-  for (unsigned i = 0; i < permits; ++i) {
-    if (keep == i) continue;
-    slots.push_back(keys::permit(key, i));
-    if (described) holders.push_back(keys::holder(slots.back()));
-  }
-  auto n = std::to_string(slots.size());
-  slots.insert(slots.end(), std::make_move_iterator(holders.begin()), std::make_move_iterator(holders.end()));
-  auto round = round_ptr(new quorum_round(client->masters, scripts::semaphore_release, std::move(slots), {token, n},
-                                          [](const redisReply& r, node_outcome& out) {
-                                            return r.type == REDIS_REPLY_INTEGER ? verdict::yes : failed_reply(r, out);
-                                          },
-                                          [](quorum_round&) {}));
-  as_release(round)->start_on(nodes);
+  std::vector<std::string> slots;
+  for (unsigned i = 0; i < permits; ++i)
+    if (keep != i) slots.push_back(keys::permit(key, i));
+  release_all_round(client, slots, token, described, [](quorum_round&) {})->start_on(nodes);
 }
 
 }  // namespace redlock::detail

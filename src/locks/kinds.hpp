@@ -18,6 +18,8 @@ verdict classify_grant(const redisReply& r, node_outcome& out);    // 'OK' / cou
 verdict classify_fair_grant(const redisReply& r, node_outcome& out);  // as above; queued = -1 - rank (value = rank)
 // Semaphores: the candidate taken (choice) and, fenced, its counter (value); nil = no.
 verdict classify_permit_grant(const redisReply& r, node_outcome& out);
+// Names held together: 'OK', or (fenced) each name's counter in `fields`; nil = no.
+verdict classify_multi_grant(const redisReply& r, node_outcome& out);
 
 /// Holds of these kinds are one string key with a random token per attempt
 /// (a mutex, a semaphore's permit slot); the others are owner fields in a hash.
@@ -51,6 +53,8 @@ struct acquire_request {
   // Semaphore: its number of permits, and the slot its candidates start at.
   unsigned permits = 0;
   unsigned first_slot = 0;
+  // Names held together: every key, sorted (`key` is then unused).
+  std::vector<std::string> keys{};
 };
 round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquire_request& req, quorum_round::decided_fn done);
 
@@ -69,6 +73,11 @@ std::vector<std::string> with_holder_key(std::vector<std::string> script_keys, c
 round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
                         const std::string& token, std::uint64_t hold_id, bool last, bool wake, bool described,
                         const std::string& waiters_key, quorum_round::decided_fn done);
+
+/// Releases a hold over several keys (all holding `token`) on every master:
+/// "yes" where all of them were ours (lua/release_all.lua).
+round_ptr release_all_round(const std::shared_ptr<client_impl>& client, const std::vector<std::string>& lock_keys,
+                            const std::string& token, bool described, quorum_round::decided_fn done);
 
 /// Fire-and-forget clean-up of a semaphore attempt on the given masters:
 /// every slot of semaphore `key` holding `token`, except `keep` (the slot

@@ -33,9 +33,10 @@ void start_release(std::shared_ptr<client_impl> client, std::shared_ptr<lock_sta
   }
   auto h = std::make_shared<done_handler>(std::move(handler));
   auto on_decided = [client, h](quorum_round& f) { complete_handler(client, std::move(*h), lease_round_error(f)); };
-  auto round =
-      release_round(client, state->kind, state->key, state->token, state->hold_id, last, true, state->described,
-                    state->waiters_key(), std::move(on_decided));
+  auto round = !state->keys.empty()
+                   ? release_all_round(client, state->keys, state->token, state->described, std::move(on_decided))
+                   : release_round(client, state->kind, state->key, state->token, state->hold_id, last, true,
+                                   state->described, state->waiters_key(), std::move(on_decided));
   round->settle_failure();  // "not held" needs every refusal counted
   round->start();
 }

@@ -461,3 +461,30 @@ BOOST_AUTO_TEST_CASE(cli_run_permits_holds_a_semaphore_permit_shown_by_status) {
   holder.release(first);
   holder.release(second);
 }
+
+BOOST_AUTO_TEST_CASE(cli_run_holds_several_names_all_or_none) {
+  masters m(3);
+  auto nodes = nodes_of(m);
+  auto file = "/tmp/redlock-cli-names-" + std::to_string(::getpid());
+  auto r = cli(nodes, "run --name src --name dst --fenced -- sh -c 'echo \"$REDLOCK_NAME|$REDLOCK_NAMES|$REDLOCK_FENCES\" > " +
+                          file + "; test \"$(redis-cli -p " + std::to_string(m[0].port()) +
+                          " GET dst)\" = \"$REDLOCK_TOKEN\"'");
+  BOOST_TEST(r.code == 0, r.err);
+  auto got = slurp(file);
+  std::remove(file.c_str());
+  BOOST_TEST(got.rfind("src|dst src|", 0) == 0u, got);
+  BOOST_TEST(std::count(got.begin(), got.end(), ' ') == 2, "two fences: " << got);
+  BOOST_TEST(redlock::testing::eventually([&] { return m.holding("src") + m.holding("dst") == 0u; }));
+  // One of them held: nothing is taken, exit 75.
+  redlock::client holder(m.options(1000ms));
+  auto l = holder.acquire("dst", {.ttl = 10000ms});
+  BOOST_TEST(cli(nodes, "run --name src --name dst -- true").code == 75);
+  BOOST_TEST(m.holding("src") == 0u);
+  holder.release(l);
+  auto twice = cli(nodes, "run --name src --name src -- true");
+  BOOST_TEST(twice.code == 64, twice.err);
+  BOOST_TEST(twice.err.find("'src' is given twice") != std::string::npos, twice.err);
+  auto status = cli(nodes, "status --name src --name dst");
+  BOOST_TEST(status.code == 64, status.err);
+  BOOST_TEST(status.err.find("--name") != std::string::npos, status.err);
+}
