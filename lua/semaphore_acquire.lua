@@ -54,8 +54,13 @@ for i = 1, n do
     end
     return i - 1
   end
+end
+-- Every candidate refused: say so if one holds someone else's data (SET NX
+-- never overwrote it; a free slot found first just skips it, saving a TYPE
+-- per held slot on the way).
+for i = 1, n do
   local kind = redis.call('TYPE', KEYS[i])['ok']
-  if kind ~= 'string' then
+  if kind ~= 'string' and kind ~= 'none' then
     return redis.error_reply('WRONGTYPE permit slot holds a ' .. kind .. ', not a lock token')
   end
 end
