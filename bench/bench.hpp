@@ -121,6 +121,10 @@ outcome run_uncontended(settings& s);
 outcome run_throughput(settings& s);
 outcome run_contended(settings& s);
 outcome run_contended_fair(settings& s);
+/// `semaphore` and `semaphore_skew`: permits of the semaphore (with --workers holders).
+inline constexpr unsigned semaphore_permits = 3;
+outcome run_semaphore(settings& s);
+outcome run_semaphore_skew(settings& s);
 outcome run_fenced(settings& s);
 outcome run_one_hung(settings& s);
 outcome run_no_quorum(settings& s);

@@ -38,6 +38,9 @@
 #                  delay=10 jitter=10 | hung stop=P1 | noquorum stop=P1,P2,P3 (ct=0, and
 #                  ct=<node timeout>)  (redis-semaphore and redlock-universal have no
 #                  jitter: their retry delay is a fixed 10 ms)
+#   for each peer whose harness has them (redis-semaphore's RedlockSemaphore):
+#                  semaphore workers=8 limit=3 delay=10 (ours: the `semaphore` scenario)
+#                  | semskew limit=3 slow=50 (ours: `semaphore_skew`)
 # The peers' latencies are in ms, redlock-bench's in µs; the table converts.
 # Masters started here are SIGCONTed and stopped at exit (trap), also on errors
 # and Ctrl-C.
@@ -202,9 +205,11 @@ nt_ms=$(awk -v t="$node_timeout" 'BEGIN { if (t ~ /ms$/) { sub(/ms$/, "", t); pr
   else if (t ~ /s$/) { sub(/s$/, "", t); print int(t * 1000) } else print int(t) }')
 if [ "$quick" = 1 ]; then
   unc=(n=1000 warm=200); thr=(conc=64 secs=3 warm=1); con=(workers=8 secs=4 delay=10 jitter=10 ttl=10000)
+  sem=(workers=8 secs=4 limit=3 delay=10 jitter=10 ttl=10000)
   hung=(n=500 warm=100)
 else
   unc=(n=5000 warm=500); thr=(conc=64 secs=10 warm=1); con=(workers=8 secs=10 delay=10 jitter=10 ttl=10000)
+  sem=(workers=8 secs=10 limit=3 delay=10 jitter=10 ttl=10000)
   hung=(n=2000 warm=300)
 fi
 p=("${ports[@]}")
@@ -216,10 +221,20 @@ if [ "$can_stop" = 1 ] && [ "${#p[@]}" -ge 3 ]; then
 else
   echo "compare-peer: no pidfiles for every master: peer hung/noquorum skipped"
 fi
+# The semaphore runs, for harnesses that list them among their scenarios.
+has_scenario() {  # harness dir, scenario
+  grep -Eq "^const scenarios = \{.*[{ ,]$2[,} ]" "$1/bench.js"
+}
 for peer_name in "${peers[@]}"; do
   peer=$(prepare_peer "$peer_name") || exit 1
+  peer_runs=("${runs[@]}")
+  has_scenario "$peer" semaphore && peer_runs+=("semaphore ${sem[*]}")
+  if has_scenario "$peer" semskew; then
+    [ "${#p[@]}" -eq 5 ] && peer_runs+=("semskew limit=3 slow=50") ||
+      echo "compare-peer: $peer_name semskew needs 5 masters: skipped"
+  fi
   i=0
-  for r in "${runs[@]}"; do
+  for r in "${peer_runs[@]}"; do
     read -r -a args <<< "$r"
     name=${args[0]}
     [ "$name" = noquorum ] && { i=$((i + 1)); name=noquorum$i; }
@@ -247,7 +262,8 @@ const load = (f, whole) => {
 const ours = load('redlock-bench.json', true) || {};
 const peers = Object.fromEntries(names.map((n) => [n, {
   u: load(`${n}-uncontended.json`), t: load(`${n}-throughput.json`), c: load(`${n}-contended.json`),
-  h: load(`${n}-hung.json`), q0: load(`${n}-noquorum1.json`), q1: load(`${n}-noquorum2.json`) }]));
+  h: load(`${n}-hung.json`), q0: load(`${n}-noquorum1.json`), q1: load(`${n}-noquorum2.json`),
+  s: load(`${n}-semaphore.json`), k: load(`${n}-semskew.json`) }]));
 const get = (o, path) => path.split('.').reduce((x, k) => (x == null ? undefined : x[k]), o);
 const ms2us = (x) => (x == null ? undefined : x * 1000);
 const zeros = (a) => (Array.isArray(a) ? a.filter((x) => x === 0).length : undefined);
@@ -276,6 +292,17 @@ const defs = [
   ['one hung: failures', get(ours, 'one_hung.failures'), (p) => get(p.h, 'while_stopped.acquire_fails'), '', ''],
   ['one hung: p50 / own healthy p50', get(ours, 'ratios.hung_over_own_baseline'), hungRatio, 'x', ''],
   [`no quorum: fail p50 (peers ct=${process.env.NODE_TIMEOUT_MS})`, get(ours, 'no_quorum.fail_ms.p50'), (p) => median(failed(p.q1)), 'ms', 'lower'],
+  // Semaphore, 3 permits, 8 workers, one name (the peer: RedlockSemaphore).
+  ['semaphore sections/s', get(ours, 'semaphore.sections_per_s'), (p) => get(p.s, 'cs_per_s'), '/s', 'higher'],
+  ['semaphore attempts per section', get(ours, 'semaphore.attempts_per_section'), (p) => get(p.s, 'attempts_per_success'), '', 'lower'],
+  ['semaphore fairness min/max', get(ours, 'semaphore.fairness'), (p) => get(p.s, 'min_over_max'), '', 'higher'],
+  ['semaphore acquire p50', get(ours, 'semaphore.acquire_wait_us.p50'), (p) => ms2us(get(p.s, 'acquire_wait.p50')), 'µs', 'lower'],
+  ['semaphore acquire p99', get(ours, 'semaphore.acquire_wait_us.p99'), (p) => ms2us(get(p.s, 'acquire_wait.p99')), 'µs', 'lower'],
+  ['semaphore max holders (3 permits)', get(ours, 'semaphore.max_holders'), (p) => get(p.s, 'max_holders'), '', ''],
+  ['semaphore sections over 3 holders', get(ours, 'semaphore.violations'), (p) => get(p.s, 'over_limit'), '', ''],
+  ['semaphore zero seconds', get(ours, 'semaphore.zero_seconds'), (p) => get(p.s, 'zero_seconds'), 's', ''],
+  // Skew: 5 holders at once, one attempt each, 2 of 5 links of each 50 ms slower.
+  ['skew: most holders at once (3 permits)', get(ours, 'semaphore_skew.max_holders'), (p) => get(p.k, 'concurrent_holders'), '', ''],
 ];
 const rows = defs.map(([label, a, of, unit, better]) => {
   const theirs = Object.fromEntries(names.map((n) => [n, of(peers[n])]));
@@ -303,6 +330,14 @@ for (const n of names)
 const latency = (l) => (l ? { p50: l.p50, p99: l.p99, max: l.max } : l);
 console.log(`ours no_quorum: fail_ms ${JSON.stringify(latency(get(ours, 'no_quorum.fail_ms')))}, errors ${JSON.stringify(get(ours, 'no_quorum.errors'))}`);
 console.log(`ours ratios (to the floors): ${JSON.stringify(ours.ratios || {})}`);
+for (const n of names) {
+  const k = peers[n].k;
+  if (k) console.log(`${n} semskew: ${k.concurrent_holders} holders at once of limit ${k.limit} ` +
+    `(acquired ${JSON.stringify(k.acquired)}, per-node members ${JSON.stringify(k.per_node_zcard)}, bound ${k.bound_floor_N_limit_over_Q})`);
+}
+const sk = ours.semaphore_skew;
+if (sk) console.log(`ours semaphore_skew: holders per trial ${JSON.stringify(sk.holders_per_trial)} over ${sk.trials} trials, ` +
+  `most ${sk.max_holders}, most held per master ${JSON.stringify(sk.max_held_per_master)}, node timeout ${sk.node_timeout_ms} ms`);
 const row = (label) => rows.find((r) => r.label === label);
 const targets = [
   ['contended attempts per section <= 2', row('contended attempts per section').ours, (x) => x <= 2],
@@ -310,6 +345,10 @@ const targets = [
   ['contended sections/s >= best peer', row('contended sections/s').ahead, (x) => x >= 1],
   ['contended zero seconds == 0', row('contended zero seconds').ours, (x) => x === 0],
   ['contended violations == 0', row('contended violations').ours, (x) => x === 0],
+  ['semaphore sections/s >= best peer', row('semaphore sections/s').ahead, (x) => x >= 1],
+  ['semaphore max holders <= 3', row('semaphore max holders (3 permits)').ours, (x) => x <= 3],
+  ['semaphore violations == 0', row('semaphore sections over 3 holders').ours, (x) => x === 0],
+  ['skew: most holders at once <= 3', row('skew: most holders at once (3 permits)').ours, (x) => x <= 3],
 ];
 for (const [what, x, ok] of targets)
   console.log(`target ${what}: ${x === undefined ? 'not measured' : `${fmt(x)} ${ok(x) ? 'ok' : 'MISSED'}`}`);

@@ -7,7 +7,8 @@
 // Without --nodes it starts 5 redis-server masters of its own on free loopback
 // ports. Prints a table on stdout (progress on stderr) and, with --json, the
 // figures as JSON. Exit status: 0 when the run completed; 1 on a bad option
-// or a scenario that could not run; 3 when `contended` saw overlapping holders.
+// or a scenario that could not run; 3 when `contended` saw overlapping holders
+// (or `semaphore`, `semaphore_skew` more holders than permits).
 #include "bench.hpp"
 #include "duration.hpp"
 
@@ -50,6 +51,9 @@ const scenario all_scenarios[] = {
     {"throughput", run_throughput, "64 acquire+release loops in flight on one async_client, one thread"},
     {"contended", run_contended, "--workers (8) workers, each its own client, on one key with retries (10 +/- 10 ms)"},
     {"contended_fair", run_contended_fair, "the same with the fair (FIFO) lock"},
+    {"semaphore", run_semaphore, "--workers (8) workers on one semaphore of 3 permits, retries (10 +/- 10 ms)"},
+    {"semaphore_skew", run_semaphore_skew,
+     "5 holders of 3 permits at once, one attempt each, two links of each 50 ms slower (the peer's semskew)"},
     {"fenced", run_fenced, "sequential acquire+release with fencing tokens, one resource"},
     {"one_hung", run_one_hung, "one master SIGSTOPped: sequential acquire+release"},
     {"no_quorum", run_no_quorum, "a majority SIGSTOPped: single attempts until failure"},
@@ -441,7 +445,7 @@ int main(int argc, char** argv) {
   if (!errors.empty()) root["scenario_errors"] = errors;
 
   std::size_t violations = 0;
-  for (const char* name : {"contended", "contended_fair"})
+  for (const char* name : {"contended", "contended_fair", "semaphore", "semaphore_skew"})
     if (auto* c = root.if_contains(name)) violations += c->get_object().at("violations").to_number<std::size_t>();
 
   int status = 0;
@@ -467,7 +471,8 @@ int main(int argc, char** argv) {
 
   if (!errors.empty()) status = 1;
   if (violations > 0) {
-    std::cerr << "redlock-bench: " << violations << " overlapping holders seen in contended\n";
+    std::cerr << "redlock-bench: " << violations
+              << " overlapping holders seen in contended (or more holders than permits in semaphore)\n";
     status = 3;
   }
   return status;

@@ -3,6 +3,8 @@
 // leaks from one to the next), warms up, then measures.
 #include "bench.hpp"
 
+#include <proxy/fault_proxy.hpp>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -396,12 +398,16 @@ outcome run_throughput(settings& s) {
 
 namespace {
 
-// s.workers workers (each its own client) on one key; `kind` mutex or fair. Besides
-// throughput and fairness it measures the hand-off (a holder's release call to
-// the next holder's acquisition) and, for the fair lock, FIFO violations.
-outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& suffix) {
+// s.workers workers (each its own client) on one key; `kind` mutex, fair or
+// semaphore (with `permits` > 1). Besides throughput and fairness it measures
+// the most holders inside at once (more than `permits` is a violation), for a
+// single holder the hand-off (a holder's release call to the next holder's
+// acquisition) and, for the fair lock, FIFO violations.
+outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& suffix, unsigned permits = 1) {
   outcome r;
   const std::size_t workers = s.workers;
+  const bool semaphore = kind == redlock::lock_kind::semaphore;
+  const int limit = static_cast<int>(permits);
   const int secs = s.quick ? 4 : 10;
   const auto section = 20us;  // time spent "inside", yielding the CPU meanwhile
   const std::string key = s.tag + ":" + suffix;
@@ -437,8 +443,9 @@ outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& s
 
   std::uint64_t attempts_at_start = 0;  // the warm-up's attempts are not the run's
   for (auto& c : counters) attempts_at_start += c->acquire_attempts.load();
-  std::atomic<int> inside{0};
+  std::atomic<int> inside{0}, max_inside{0};
   std::atomic<std::size_t> violations{0}, expired{0};
+  std::vector<std::atomic<std::size_t>> per_permit(semaphore ? permits : 0);  // sections per slot held
   std::vector<std::atomic<std::size_t>> per_second(static_cast<std::size_t>(secs));
   auto start = steady::now() + 100ms;
   auto end = start + std::chrono::seconds(secs);
@@ -458,6 +465,7 @@ outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& s
         o.wait = std::chrono::ceil<milliseconds>(end - t0);
         o.retry_delay = 10ms;
         o.retry_jitter = 10ms;
+        if (semaphore) o.permits = permits;
         std::optional<redlock::lock> l;
         try {
           l = c.try_acquire(key, o);
@@ -471,7 +479,11 @@ outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& s
           if (l->remaining_validity() <= 0ms) {
             ++expired;
           } else {
-            if (inside.fetch_add(1) != 0) ++violations;  // someone else is inside too
+            int now_inside = inside.fetch_add(1) + 1;
+            if (now_inside > limit) ++violations;  // more holders inside than there are permits
+            for (int m = max_inside.load(); now_inside > m && !max_inside.compare_exchange_weak(m, now_inside);) {
+            }
+            if (auto slot = l->permit(); slot && *slot < per_permit.size()) ++per_permit[*slot];
             auto until = steady::now() + section;
             while (steady::now() < until) std::this_thread::yield();
             inside.fetch_sub(1);
@@ -526,6 +538,7 @@ outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& s
     if (b.load() == 0) ++zero;
   }
   r.data["workers"] = workers;
+  if (semaphore) r.data["permits"] = permits;
   r.data["seconds"] = secs;
   r.data["retry_delay_ms"] = 10;
   r.data["retry_jitter_ms"] = 10;
@@ -542,10 +555,17 @@ outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& s
   r.data["attempts_per_section"] = total > 0 ? round_to(static_cast<double>(attempts) / static_cast<double>(total), 2) : 0.0;
   r.data["per_second"] = seconds_json;
   r.data["zero_seconds"] = zero;
+  r.data["max_holders"] = max_inside.load();
   r.data["violations"] = violations.load();
+  if (semaphore) {
+    json::array slots;
+    for (auto& n : per_permit) slots.emplace_back(n.load());
+    r.data["per_permit"] = slots;
+  }
   if (expired) r.data["expired_before_section"] = expired.load();
   r.data["acquire_wait_us"] = to_json(summarize(wait));
-  r.data["handoff_us"] = to_json(summarize(handoff));
+  // With several permits a holder's release need not be what the next one waited for.
+  if (!semaphore) r.data["handoff_us"] = to_json(summarize(handoff));
   if (kind == redlock::lock_kind::fair) r.data["fifo_violations"] = fifo_violations;
   if (!errors.empty()) r.data["errors"] = counts_json(errors);
   return r;
@@ -555,6 +575,147 @@ outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& s
 
 outcome run_contended(settings& s) { return contended_run(s, redlock::lock_kind::mutex, "contended"); }
 outcome run_contended_fair(settings& s) { return contended_run(s, redlock::lock_kind::fair, "contended_fair"); }
+outcome run_semaphore(settings& s) {
+  return contended_run(s, redlock::lock_kind::semaphore, "semaphore", semaphore_permits);
+}
+
+// ---- semaphore_skew: per-link latency skew, one attempt each ---------------------------
+
+// redis-semaphore's `semskew` for our semaphore: 5 holders start together,
+// one attempt each; holder h reaches the masters of plan[h] at once and the
+// other two through a fault proxy that delays its requests by 50 ms. A
+// semaphore counted per master (a sorted set of members, as the peer's)
+// admits up to floor(N * permits / quorum) = 5 holders so; ours, whose slots
+// are quorum mutexes, at most `permits`. Repeated over fresh names, since the
+// first slot each holder tries is random. The node timeout is raised above
+// the skew, so the slow replies count (as the peer, without one, waits).
+outcome run_semaphore_skew(settings& s) {
+  outcome r;
+  constexpr unsigned permits = semaphore_permits;
+  const std::vector<std::vector<std::size_t>> plan{{0, 1, 2}, {0, 1, 2}, {0, 3, 4}, {1, 3, 4}, {2, 3, 4}};
+  const auto slow = 50ms;
+  if (s.masters.size() != 5 || permits != 3) {
+    r.skipped = "needs 5 masters";
+    return r;
+  }
+  for (auto& m : s.masters)
+    if ((m.host != "127.0.0.1" && m.host != "localhost") || m.tls || !m.password.empty() || m.db != 0) {
+      r.skipped = "needs masters on 127.0.0.1 without TLS, password or db (the proxy forwards there)";
+      return r;
+    }
+  const int trials = s.quick ? 5 : 20;
+  const auto node_timeout = std::max<milliseconds>(s.node_timeout, 4 * slow);
+
+  std::vector<std::unique_ptr<redlock::fault::fault_proxy>> proxies;
+  asio::io_context io{1};
+  std::vector<std::optional<redlock::async_client>> clients(plan.size());
+  for (std::size_t h = 0; h < plan.size(); ++h) {
+    auto opts = s.client_options();
+    opts.node_timeout = node_timeout;
+    for (std::size_t i = 0; i < s.masters.size(); ++i) {
+      if (std::find(plan[h].begin(), plan[h].end(), i) != plan[h].end()) continue;
+      proxies.push_back(std::make_unique<redlock::fault::fault_proxy>(s.masters[i].port, h * 10 + i));
+      opts.nodes[i] = proxies.back()->uri();
+    }
+    clients[h].emplace(io.get_executor(), opts);
+  }
+  redlock::acquire_options o = single_attempt(s);
+  o.kind = redlock::lock_kind::semaphore;
+  o.permits = permits;
+  {  // warm-up, undelayed: connections open, scripts loaded
+    std::vector<asio::awaitable<void>> tasks;
+    for (std::size_t h = 0; h < plan.size(); ++h)
+      tasks.push_back([](redlock::async_client& c, std::string name, redlock::acquire_options o) -> asio::awaitable<void> {
+        auto [ec, l] = co_await c.async_acquire(std::move(name), o, as_tuple_awaitable);
+        if (!ec) co_await c.async_release(l, as_tuple_awaitable);
+      }(*clients[h], s.tag + ":skw:" + std::to_string(h), o));
+    run_all(io, std::move(tasks));
+  }
+  for (auto& p : proxies) p->set_latency(redlock::fault::direction::client_to_server, slow);
+
+  std::vector<hiredis_ptr> probes;
+  for (auto& m : s.masters) probes.push_back(connect_blocking(m, 1000ms));
+  std::map<std::size_t, std::size_t> holders_seen;  // holders in a trial: trials
+  std::size_t violations = 0, most = 0;
+  std::vector<std::size_t> most_per_master(s.masters.size(), 0);
+  std::map<std::string, std::size_t> errors;
+  for (int t = 0; t < trials; ++t) {
+    const auto name = s.tag + ":skew:" + std::to_string(t);
+    std::vector<redlock::lock> held(plan.size());
+    std::vector<asio::awaitable<void>> tasks;
+    for (std::size_t h = 0; h < plan.size(); ++h)
+      tasks.push_back([](redlock::async_client& c, std::string name, redlock::acquire_options o, redlock::lock& out,
+                         std::map<std::string, std::size_t>& errors) -> asio::awaitable<void> {
+        auto [ec, l] = co_await c.async_acquire(std::move(name), o, as_tuple_awaitable);
+        if (ec) {
+          ++errors[error_name(ec)];
+          co_return;
+        }
+        out = std::move(l);
+      }(*clients[h], name, o, held[h], errors));
+    run_all(io, std::move(tasks));
+    std::size_t holders = 0;
+    std::vector<int> slot_holders(permits, 0);
+    for (auto& l : held)
+      if (l) {
+        ++holders;
+        if (auto p = l.permit(); p && *p < permits) ++slot_holders[*p];
+      }
+    ++holders_seen[holders];
+    most = std::max(most, holders);
+    bool bad = holders > permits;
+    for (int n : slot_holders) bad = bad || n > 1;  // two holders of one slot
+    if (bad) ++violations;
+    // What each master holds for them (the peer's per-node ZCARD): slots whose
+    // value is a holder's token.
+    for (std::size_t i = 0; i < probes.size(); ++i) {
+      std::size_t n = 0;
+      for (auto& l : held) {
+        if (!l) continue;
+        auto* rep = static_cast<redisReply*>(redisCommand(probes[i].get(), "GET %b", l.key().data(), l.key().size()));
+        if (rep && rep->type == REDIS_REPLY_STRING && std::string_view(rep->str, rep->len) == l.token()) ++n;
+        if (rep) freeReplyObject(rep);
+      }
+      most_per_master[i] = std::max(most_per_master[i], n);
+    }
+    std::vector<asio::awaitable<void>> releases;
+    for (std::size_t h = 0; h < plan.size(); ++h)
+      if (held[h])
+        releases.push_back([](redlock::async_client& c, redlock::lock l) -> asio::awaitable<void> {
+          co_await c.async_release(std::move(l), as_tuple_awaitable);
+        }(*clients[h], std::move(held[h])));
+    if (!releases.empty()) run_all(io, std::move(releases));
+  }
+  for (auto& c : clients) c.reset();
+  try {
+    io.restart();
+    io.run_for(2s);
+  } catch (...) {
+  }
+  proxies.clear();
+
+  json::array plan_json, per_master;
+  for (auto& fast : plan) {
+    json::array a;
+    for (auto i : fast) a.emplace_back(i);
+    plan_json.emplace_back(std::move(a));
+  }
+  for (auto n : most_per_master) per_master.emplace_back(n);
+  json::object seen;
+  for (auto& [k, v] : holders_seen) seen[std::to_string(k)] = v;
+  r.data["permits"] = permits;
+  r.data["masters"] = s.masters.size();
+  r.data["slow_ms"] = slow.count();
+  r.data["node_timeout_ms"] = node_timeout.count();
+  r.data["fast_masters_per_holder"] = plan_json;
+  r.data["trials"] = trials;
+  r.data["holders_per_trial"] = seen;
+  r.data["max_holders"] = most;
+  r.data["max_held_per_master"] = per_master;
+  r.data["violations"] = violations;
+  if (!errors.empty()) r.data["errors"] = counts_json(errors);
+  return r;
+}
 
 // ---- fenced: sequential pairs with a fencing token, on one resource --------------------
 
