@@ -7,6 +7,7 @@
 
 #include <redlock/export.hpp>
 
+#include <redlock/election.hpp>
 #include <redlock/error.hpp>
 #include <redlock/lock.hpp>
 #include <redlock/options.hpp>
@@ -145,6 +146,37 @@ class REDLOCK_EXPORT async_client {
         std::move(name));
   }
 
+  /// Leader election (redlock/election.hpp): acquires `name` as a fenced,
+  /// renewed mutex (`opts.fenced` and `opts.renew` are forced on; kind must
+  /// be mutex), retrying for `opts.wait`, then proclaims its epoch (the
+  /// fencing token) to the masters and the observers. lock::fence() is the
+  /// epoch; leadership lost is the lock's lost signal (on_lost, lost_slot).
+  template <typename Token = boost::asio::deferred_t>
+  auto async_campaign(std::string name, acquire_options opts, Token&& token = boost::asio::deferred_t{}) {
+    return boost::asio::async_initiate<Token, acquire_signature>(
+        [this](auto handler, std::string n, acquire_options o) {
+          start_campaign(std::move(n), o, std::move(handler));
+        },
+        token, std::move(name), opts);
+  }
+
+  /// Steps down: releases the leadership and tells the observers at once.
+  template <typename Token = boost::asio::deferred_t>
+  auto async_resign(lock l, Token&& token = boost::asio::deferred_t{}) {
+    return boost::asio::async_initiate<Token, done_signature>(
+        [this](auto handler, lock held) { start_resign(std::move(held), std::move(handler)); }, token,
+        std::move(l));
+  }
+
+  /// Calls `on_change` (on the client's executor) with who leads `name` now,
+  /// then on every change: a new leader (with its epoch), none. Changes are
+  /// pushed by the campaigns and resignations on the masters' channels; a
+  /// leader that dies without resigning is seen gone when its lease ends.
+  /// `fallback`: while no leader is known, the masters are read again this
+  /// often anyway, in case a message was lost (a subscriber reconnecting).
+  observation observe(std::string name, std::function<void(const std::optional<leader_info>&)> on_change,
+                      milliseconds fallback = milliseconds(5000));
+
   /// A handle for a lock acquired elsewhere (another process, for example `redlock
   /// acquire` in a shell script) from its name and token, so it can be
   /// extended or released. Its validity is unknown (zero) until extended.
@@ -165,6 +197,9 @@ class REDLOCK_EXPORT async_client {
                      boost::asio::any_completion_handler<acquire_signature> handler);
   void start_release(lock l, boost::asio::any_completion_handler<done_signature> handler);
   void start_extend(lock l, milliseconds ttl, boost::asio::any_completion_handler<done_signature> handler);
+  void start_campaign(std::string name, acquire_options opts,
+                      boost::asio::any_completion_handler<acquire_signature> handler);
+  void start_resign(lock l, boost::asio::any_completion_handler<done_signature> handler);
 
   std::shared_ptr<detail::client_impl> impl_;
 };

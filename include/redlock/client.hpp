@@ -51,6 +51,15 @@ class REDLOCK_EXPORT client {
   void extend(const lock& l, milliseconds ttl, boost::system::error_code& ec);
   std::vector<node_status> status(const std::string& name, boost::system::error_code& ec);
 
+  /// Leader election (async_client::async_campaign): blocks until this
+  /// caller leads `name` or `opts.wait` ran out (errc::not_acquired).
+  /// lock::fence() is the epoch.
+  lock campaign(const std::string& name, const acquire_options& opts = {});
+  /// Steps down and tells the observers (async_client::async_resign).
+  void resign(const lock& leadership);
+  /// Who leads `name` now (one read of every master; redlock::leader_of).
+  std::optional<leader_info> leader(const std::string& name);
+
   /// acquire() wrapped in a guard that releases when it goes out of scope.
   guard lock_guard(const std::string& name, const acquire_options& opts = {});
 

@@ -6,6 +6,7 @@
 #include <redlock/client.hpp>
 #include <redlock/clock.hpp>
 #include <redlock/doctor.hpp>
+#include <redlock/election.hpp>
 #include <redlock/error.hpp>
 #include <redlock/fenced_store.hpp>
 #include <redlock/lock.hpp>

@@ -11,6 +11,11 @@ namespace redlock::cli {
 
 /// redlock run: holds the lock, renewed, while COMMAND runs (run.cpp).
 int run(const std::vector<std::string>& args);
+/// redlock elect: campaigns until leader, then runs COMMAND while it leads,
+/// with the epoch in REDLOCK_FENCE (run.cpp).
+int elect(const std::vector<std::string>& args);
+/// What run and elect share.
+int run_holding(const std::vector<std::string>& args, bool elect);
 /// redlock acquire / extend / release: a lock handed between shell commands
 /// by its token (lock_commands.cpp).
 int acquire(const std::vector<std::string>& args);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `redlock`: the RedLock from the shell.
 //   redlock run     --name N [--ttl 10s] [--wait 0s] [--kind K] [--fenced] -- COMMAND [ARGS...]
+//   redlock elect   --name N [--ttl 10s] [--wait 0s] -- COMMAND [ARGS...]
 //   redlock acquire --name N [--ttl 10s] [--wait 0s] [--fenced] [--json]
 //   redlock extend  --name N --token T [--ttl 10s] [--json]
 //   redlock release --name N --token T
@@ -22,9 +23,10 @@ namespace {
 using namespace redlock::cli;
 
 void print_usage(std::ostream& os) {
-  os << "usage: redlock <run|acquire|extend|release|status|doctor> [options]   (redlock SUBCOMMAND --help for all "
+  os << "usage: redlock <run|elect|acquire|extend|release|status|doctor> [options]   (redlock SUBCOMMAND --help for all "
         "options; redlock --version)\n"
         "  redlock run --name N [--ttl 10s] [--wait 0s] [--kind mutex|reentrant|fair] [--fenced] -- COMMAND [ARGS...]\n"
+        "  redlock elect --name N [--ttl 10s] [--wait 0s: until leader] -- COMMAND [ARGS...]   (REDLOCK_FENCE = epoch)\n"
         "  redlock acquire --name N [--ttl 10s] [--wait 0s] [--kind K] [--fenced] [--json]\n"
         "  redlock extend --name N --token T [--ttl 10s] [--json]\n"
         "  redlock release --name N --token T\n"
@@ -47,6 +49,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 2, argv + argc);
   try {
     if (sub == "run") return run(args);
+    if (sub == "elect") return elect(args);
     if (sub == "acquire") return acquire(args);
     if (sub == "extend") return extend_or_release(args, true);
     if (sub == "release") return extend_or_release(args, false);

@@ -146,8 +146,34 @@ void end_command(pid_t child, const on_lost_policy& policy, std::chrono::millise
 
 }  // namespace
 
-int run(const std::vector<std::string>& args) {
-  po::options_description d("redlock run [options] -- COMMAND [ARGS...]");
+namespace {
+
+// `redlock elect`: campaigns until leader (`--wait`, 0 for as long as it
+// takes), with the epoch in REDLOCK_FENCE.
+std::optional<redlock::lock> campaign(redlock::client& client, const common& c, redlock::acquire_options a) {
+  const bool forever = a.wait == 0ms;
+  if (forever) a.wait = 1h;
+  for (;;) {
+    try {
+      return client.campaign(c.name, a);
+    } catch (const redlock::error& e) {
+      if (e.code() != redlock::errc::not_acquired || !forever) {
+        std::cerr << "redlock: " << e.what() << "\n";
+        if (e.code() == redlock::errc::not_acquired) return std::nullopt;
+        throw already_reported{exit_code_for(e.code())};
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int run(const std::vector<std::string>& args) { return run_holding(args, false); }
+int elect(const std::vector<std::string>& args) { return run_holding(args, true); }
+
+int run_holding(const std::vector<std::string>& args, bool elect) {
+  po::options_description d(elect ? "redlock elect [options] -- COMMAND [ARGS...]"
+                                  : "redlock run [options] -- COMMAND [ARGS...]");
   add_common(d);
   add_acquire_options(d);
   d.add_options()("grace", po::value<std::string>(),
@@ -159,9 +185,11 @@ int run(const std::vector<std::string>& args) {
       "metrics-port", po::value<std::string>(), "serve Prometheus metrics at http://[HOST:]PORT/metrics while it runs");
   std::vector<std::string> command;
   auto vm = parse(args, d, &command);
-  auto c = read_common(vm, true);
+  auto c = read_common(vm, !elect);
   auto a = read_acquire(vm);
   a.together = c.more_names;
+  if (elect && (vm.count("kind") || vm.count("permits")))
+    usage("elect: a leader holds one name as a mutex (no --kind, no --permits)");
   auto grace = duration_arg(vm, "grace", 5s);
   auto policy = on_lost_arg(vm);
   a.max_hold = duration_arg(vm, "max-hold", 0s);
@@ -177,8 +205,10 @@ int run(const std::vector<std::string>& args) {
   a.renew = true;
   a.on_lost = [&lost](redlock::lost_reason r) { lost = static_cast<int>(r); };
   redlock::client client(c.client);
-  auto l = acquire_or_explain(client, c, a, vm);
+  auto l = elect ? campaign(client, c, a) : acquire_or_explain(client, c, a, vm);
   if (!l) return ex_tempfail;
+  // A leader steps down by resigning, which tells the observers at once.
+  auto let_go = [&] { elect ? client.resign(*l) : client.release(*l); };
 
   for (int sig : forwarded_signals) std::signal(sig, on_signal);
   pid_t child = -1;
@@ -189,7 +219,7 @@ int run(const std::vector<std::string>& args) {
     std::cerr << "redlock: cannot " << (no_process ? "start" : "run") << " '" << command[0]
               << "': " << std::strerror(rc) << "\n";
     try {
-      client.release(*l);
+      let_go();
     } catch (const redlock::error&) {
     }
     return no_process ? ex_unavailable : 127;
@@ -205,7 +235,7 @@ int run(const std::vector<std::string>& args) {
       std::cerr << "redlock: lease on '" << c.name << "' lost (" << reason_name(why) << "); ending the command\n";
       end_command(child, policy, grace, c.name, why);
       try {
-        client.release(*l);
+        let_go();
       } catch (const redlock::error&) {
       }
       return ex_lost;
@@ -213,7 +243,7 @@ int run(const std::vector<std::string>& args) {
     std::this_thread::sleep_for(10ms);
   }
   try {
-    client.release(*l);
+    let_go();
   } catch (const redlock::error& e) {
     std::cerr << "redlock: release of '" << c.name << "' failed: " << e.what() << "\n";
   }

@@ -4,6 +4,7 @@
 #include "locks/client_impl.hpp"
 #include "lease/lock_state.hpp"
 #include "client/options_check.hpp"
+#include "locks/election.hpp"
 #include "locks/operations.hpp"
 
 #include <boost/asio/append.hpp>
@@ -87,6 +88,37 @@ void async_client::start_acquire(std::string name, acquire_options opts,
   asio::dispatch(impl_->strand, [impl = impl_, n = std::move(name), opts, asked_at, h = std::move(handler)]() mutable {
     detail::start_acquire(std::move(impl), std::move(n), opts, asked_at, std::move(h));
   });
+}
+
+void async_client::start_campaign(std::string name, acquire_options opts,
+                                  asio::any_completion_handler<acquire_signature> handler) {
+  opts.fenced = opts.renew = true;
+  if (auto bad = detail::check_acquire(name, opts, impl_->options.node_timeout))
+    return refuse(*impl_, std::move(handler), "async_campaign", bad, lock{});
+  if (opts.kind != lock_kind::mutex || !opts.together.empty())
+    return refuse(*impl_, std::move(handler), "async_campaign",
+                  {make_error_code(errc::bad_option), "a campaign is for one name, of the mutex kind"}, lock{});
+  auto asked_at = std::chrono::system_clock::now();
+  asio::dispatch(impl_->strand, [impl = impl_, n = std::move(name), opts, asked_at, h = std::move(handler)]() mutable {
+    detail::start_campaign(std::move(impl), std::move(n), opts, asked_at, std::move(h));
+  });
+}
+
+void async_client::start_resign(lock l, asio::any_completion_handler<done_signature> handler) {
+  if (!l) return fail_now(impl_->executor, std::move(handler), make_error_code(errc::empty_lock));
+  asio::dispatch(impl_->strand, [impl = impl_, s = detail::lock_access::state(l), h = std::move(handler)]() mutable {
+    detail::start_resign(std::move(impl), std::move(s), std::move(h));
+  });
+}
+
+observation async_client::observe(std::string name, std::function<void(const std::optional<leader_info>&)> on_change,
+                                  milliseconds fallback) {
+  if (name.empty()) throw error(errc::empty_name, "lock name is empty");
+  if (!on_change) throw error(errc::bad_option, "observe: on_change is empty");
+  if (fallback <= milliseconds(0)) throw error(errc::bad_option, "observe: fallback must be > 0");
+  auto watch = std::make_shared<detail::leader_watch>(impl_, std::move(name), std::move(on_change), fallback);
+  watch->start();
+  return observation(std::move(watch));
 }
 
 void async_client::start_status(std::string name, asio::any_completion_handler<status_signature> handler) {

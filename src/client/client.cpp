@@ -139,6 +139,32 @@ std::pair<error_code, std::vector<node_status>> client::wait_status(const std::s
   return f.get();
 }
 
+lock client::campaign(const std::string& name, const acquire_options& given) {
+  io_->check_not_io_thread();
+  auto opts = given;
+  opts.fenced = opts.renew = true;
+  if (auto bad = detail::check_acquire(name, opts, async_->options().node_timeout)) throw_error(bad.code, bad.message);
+  std::promise<std::pair<error_code, lock>> result;
+  auto f = result.get_future();
+  async_->async_campaign(name, opts, [&result](error_code ec, lock l) { result.set_value({ec, std::move(l)}); });
+  auto [ec, l] = f.get();
+  if (ec == errc::validity_expired) ec = make_error_code(errc::not_acquired);
+  if (ec) throw_not_acquired(ec, name, opts.report);
+  return std::move(l);
+}
+
+void client::resign(const lock& leadership) {
+  io_->check_not_io_thread();
+  std::promise<error_code> result;
+  auto f = result.get_future();
+  async_->async_resign(leadership, [&result](error_code ec) { result.set_value(ec); });
+  if (auto ec = f.get()) throw_error(ec, "resign '" + leadership.name() + "'");
+}
+
+std::optional<leader_info> client::leader(const std::string& name) {
+  return leader_of(status(name), async_->quorum());
+}
+
 std::optional<lock> client::try_acquire(const std::string& name, const acquire_options& given) {
   std::string message;
   std::shared_ptr<acquire_report> report;

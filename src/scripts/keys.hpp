@@ -51,6 +51,10 @@ inline std::string holder(std::string_view key) { return tagged(key, ":holder");
 /// permits its clients use, which lives as long as its longest hold.
 inline std::string permit(std::string_view key, unsigned i) { return tagged(key, ":permit:" + std::to_string(i)); }
 inline std::string permits(std::string_view key) { return tagged(key, ":permits"); }
+/// Leader election: where campaigns and resignations tell the observers
+/// that the leader changed (pub/sub channel; the message is '<epoch> <token>'
+/// or 'resigned <epoch>').
+inline std::string leader_channel(std::string_view key) { return tagged(key, ":leader"); }
 /// Storage side of fencing (fenced_store, on the storage server, never on
 /// the lock masters): the highest token seen for a resource.
 inline std::string fence_seen(std::string_view resource) { return tagged(resource, ":fence:seen"); }

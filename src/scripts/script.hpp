@@ -27,6 +27,7 @@ extern const script semaphore_acquire;
 extern const script release_all;
 extern const script multi_acquire;
 extern const script multi_extend;
+extern const script leader_proclaim;
 extern const script extend;
 extern const script fence_raise;
 extern const script fenced_write;

@@ -10,6 +10,7 @@
 #include <boost/json.hpp>
 
 #include <fstream>
+#include <future>
 #include <sstream>
 #include <csignal>
 #include <spawn.h>
@@ -487,4 +488,33 @@ BOOST_AUTO_TEST_CASE(cli_run_holds_several_names_all_or_none) {
   auto status = cli(nodes, "status --name src --name dst");
   BOOST_TEST(status.code == 64, status.err);
   BOOST_TEST(status.err.find("--name") != std::string::npos, status.err);
+}
+
+BOOST_AUTO_TEST_CASE(cli_elect_runs_the_command_while_leader_with_the_epoch) {
+  masters m(3);
+  auto nodes = nodes_of(m);
+  auto file = "/tmp/redlock-cli-elect-" + std::to_string(::getpid());
+  // Two candidates: the second waits (no --wait: until leader) and leads
+  // after the first stepped down, with a larger epoch.
+  auto first = std::async(std::launch::async, [&] {
+    return cli(nodes, "elect --name office --ttl 2s -- sh -c 'echo $REDLOCK_FENCE >> " + file + "; sleep 1'");
+  });
+  BOOST_TEST(redlock::testing::eventually([&] { return m.holding("office") == 3u; }));
+  auto second = cli(nodes, "elect --name office --ttl 2s -- sh -c 'echo $REDLOCK_FENCE >> " + file + "'");
+  BOOST_TEST(first.get().code == 0);
+  BOOST_TEST(second.code == 0, second.err);
+  std::istringstream epochs(slurp(file));
+  std::remove(file.c_str());
+  long e1 = 0, e2 = 0;
+  epochs >> e1 >> e2;
+  BOOST_TEST(e1 >= 1);
+  BOOST_TEST(e2 > e1);
+  // Leadership taken away: the command is ended, exit 70.
+  auto lost = std::async(std::launch::async, [&] { return cli(nodes, "elect --name office --ttl 900ms -- sleep 10"); });
+  BOOST_TEST(redlock::testing::eventually([&] { return m.holding("office") == 3u; }));
+  m.on_all({"SET", "office", "usurper", "PX", "60000"});
+  auto r = lost.get();
+  BOOST_TEST(r.code == 70, r.err);
+  auto bad = cli(nodes, "elect --name office --kind fair -- true");
+  BOOST_TEST(bad.code == 64, bad.err);
 }
