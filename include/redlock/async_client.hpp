@@ -38,6 +38,7 @@ enum class key_content {
   owners,   ///< a reentrant or fair lock: `node_status::owners` hold it
   foreign,  ///< someone else's data under the lock's name (`foreign_type`); never touched
   semaphore,  ///< a semaphore in use: `node_status::permits` and `permit_holds`
+  rwlock,     ///< a read-write lock: `owners` are its holds, 'r:<token>' (readers) or 'w:<token>' (the writer)
 };
 
 /// One owner of a reentrant or fair lock on one master.
@@ -71,7 +72,7 @@ struct node_status {
   std::vector<permit_hold> permit_holds;  ///< content == semaphore: the slots held, in slot order
 };
 
-/// "free", "mutex", "owners", "foreign", "semaphore": for logs and machine-readable output.
+/// "free", "mutex", "owners", "foreign", "semaphore", "rwlock": for logs and machine-readable output.
 REDLOCK_EXPORT std::string_view key_content_name(key_content c) noexcept;
 
 /// The asynchronous client: one connection per master on the given

@@ -50,6 +50,7 @@ enum class errc {
   unfenced_hold,     ///< a fenced re-entry of a hold taken without a fencing token: it has none to give
   // ---- added in 0.3 ----
   permits_mismatch,  ///< a semaphore in use with another number of permits (nothing taken)
+  upgrade_refused,   ///< a write asked by an owner holding a read of the same lock: it would wait for itself
 };
 
 REDLOCK_EXPORT const boost::system::error_category& category() noexcept;
@@ -63,7 +64,7 @@ inline boost::system::error_code make_error_code(errc e) noexcept {
 enum class condition {
   invalid_argument = 1,  ///< fix the call or the configuration: bad options, empty handle, wrong_type (the
                          ///< name holds someone else's data), unfenced_hold,
-                         ///< permits_mismatch
+                         ///< permits_mismatch, upgrade_refused
   contended,             ///< someone else holds it, or the quorum came too late: wait or give up
                          ///< (not_acquired, validity_expired)
   node_failure,          ///< masters unreachable, slow or refusing service (timeout, not_connected,

@@ -59,6 +59,8 @@ enum class lock_kind : int {
   reentrant,  ///< hash of owner -> hold count; the same owner may re-enter
   fair,       ///< reentrant, and waiters are served in one FIFO order on every master
   semaphore,  ///< at most acquire_options::permits holders at once: each holds one permit slot, a mutex of its own
+  read,       ///< a read-write lock's shared side: readers together, never with a writer
+  write,      ///< a read-write lock's exclusive side: one writer, no readers
 };
 
 /// Why a renewed lock was lost (see acquire_options::renew).
@@ -89,6 +91,10 @@ struct acquire_options {
   /// Reentrant and fair locks: who holds it within this client. The sync
   /// client uses the calling thread when empty; async callers must name the
   /// logical owner (a task, a request), since threads mean little there.
+  /// Read-write locks: the same, but optional for async callers (no owner:
+  /// no re-entry); an owner holding the lock may take a read inside its read
+  /// or write, or a write inside its write (counted by the client), but not
+  /// a write inside its read (errc::upgrade_refused).
   std::string owner{};
   /// Fair locks: a waiter that stops polling for this long is dropped from
   /// the queue (so a crashed waiter delays the others at most this long).

@@ -46,6 +46,8 @@ void add_acquire_options(po::options_description& d) {
       "wait", po::value<std::string>(), "how long to keep trying (default 0s: one attempt)")(
       "fenced", "also obtain a fencing token")("kind", po::value<std::string>(), "mutex (default), reentrant or fair")(
       "permits", po::value<std::string>(), "a semaphore: at most N hold the name at once (1 to 1024)")(
+      "shared", "a read-write lock's shared (read) side: with other readers, never with a writer")(
+      "exclusive", "a read-write lock's exclusive (write) side: no other holder")(
       "verbose,v", "when not acquired, show what each master said in the last attempt")(
       "description", po::value<std::string>(),
       "who holds it, in words, shown by `redlock status` (default host:pid; '' for none)");
@@ -77,6 +79,12 @@ redlock::acquire_options read_acquire(const po::variables_map& vm) {
       usage("--kind '" + k + "' is not a lock kind (mutex, reentrant, fair)");
     // One process is one owner: shell scripts hand the token between commands.
     if (a.kind != redlock::lock_kind::mutex) a.owner = "pid" + std::to_string(::getpid());
+  }
+  if (vm.count("shared") || vm.count("exclusive")) {
+    if (vm.count("shared") && vm.count("exclusive")) usage("--shared and --exclusive: one side of a read-write lock");
+    if (vm.count("kind") || vm.count("permits")) usage("--shared / --exclusive do not go with --kind or --permits");
+    a.kind = vm.count("shared") ? redlock::lock_kind::read : redlock::lock_kind::write;
+    a.owner = "pid" + std::to_string(::getpid());
   }
   if (vm.count("permits")) {
     if (vm.count("kind")) usage("--permits makes a semaphore: it does not go with --kind");

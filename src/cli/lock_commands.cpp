@@ -23,6 +23,9 @@ int acquire(const std::vector<std::string>& args) {
   auto a = read_acquire(vm);
   // `release` and `extend` find a hold by name and token; a permit is also
   // known by its slot, which they cannot take yet.
+  if (a.kind == redlock::lock_kind::read || a.kind == redlock::lock_kind::write)
+    usage("--shared / --exclusive: a read-write hold is held for a command with `redlock run --shared -- COMMAND`; "
+          "`redlock acquire` cannot hand one to a later `release` yet");
   if (a.kind == redlock::lock_kind::semaphore)
     usage("--permits: a semaphore permit is held for a command with `redlock run --permits N -- COMMAND`; "
           "`redlock acquire` cannot hand one to a later `release` yet");

@@ -188,8 +188,8 @@ int run_holding(const std::vector<std::string>& args, bool elect) {
   auto c = read_common(vm, !elect);
   auto a = read_acquire(vm);
   a.together = c.more_names;
-  if (elect && (vm.count("kind") || vm.count("permits")))
-    usage("elect: a leader holds one name as a mutex (no --kind, no --permits)");
+  if (elect && (vm.count("kind") || vm.count("permits") || vm.count("shared") || vm.count("exclusive")))
+    usage("elect: a leader holds one name as a mutex (no --kind, --permits, --shared or --exclusive)");
   auto grace = duration_arg(vm, "grace", 5s);
   auto policy = on_lost_arg(vm);
   a.max_hold = duration_arg(vm, "max-hold", 0s);

@@ -38,7 +38,7 @@ int status(const std::vector<std::string>& args) {
       o["holds"] = redlock::key_content_name(n.content);
       if (n.content == redlock::key_content::mutex) o["token"] = n.token;
       if (n.content == redlock::key_content::foreign) o["type"] = n.foreign_type;
-      if (n.content == redlock::key_content::owners) {
+      if (n.content == redlock::key_content::owners || n.content == redlock::key_content::rwlock) {
         json::array owners;
         for (auto& h : n.owners) owners.push_back(json::object{{"owner", h.owner}, {"count", h.count}});
         o["owners"] = std::move(owners);
@@ -81,6 +81,11 @@ int status(const std::vector<std::string>& args) {
         std::cout << ", pttl " << n.pttl.count() << " ms";
         break;
       case redlock::key_content::foreign: std::cout << "key holds a " << n.foreign_type << " (not a lock)"; break;
+      case redlock::key_content::rwlock:
+        std::cout << "read-write lock held by";
+        for (auto& h : n.owners) std::cout << " " << (h.owner.starts_with("w:") ? "writer " : "reader ") << h.owner.substr(2);
+        std::cout << ", pttl " << n.pttl.count() << " ms";
+        break;
       case redlock::key_content::semaphore:
         std::cout << "semaphore of " << (n.permits ? std::to_string(*n.permits) : std::string("?")) << " permits, "
                   << n.permit_holds.size() << " held";

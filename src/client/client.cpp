@@ -94,7 +94,9 @@ std::pair<error_code, lock> client::wait_acquire(const std::string& name, const 
   }
   // Reentrant and fair locks belong to the calling thread unless told otherwise.
   acquire_options opts = given;
-  if ((opts.kind == lock_kind::reentrant || opts.kind == lock_kind::fair) && opts.owner.empty()) {
+  if ((opts.kind == lock_kind::reentrant || opts.kind == lock_kind::fair || opts.kind == lock_kind::read ||
+       opts.kind == lock_kind::write) &&
+      opts.owner.empty()) {
     std::ostringstream id;
     id << "thread-" << std::this_thread::get_id();
     opts.owner = id.str();

@@ -41,6 +41,9 @@ class category_impl final : public boost::system::error_category {
       case errc::permits_mismatch:
         return "the semaphore is in use with another number of permits: every client must give the same; "
                "nothing was taken";
+      case errc::upgrade_refused:
+        return "write lock asked by an owner that holds a read lock of it: refused (release the read first; "
+               "two owners upgrading at once would wait for each other forever)";
     }
     return "unknown redlock error";
   }
@@ -58,6 +61,7 @@ class category_impl final : public boost::system::error_category {
       case errc::wrong_type:
       case errc::unfenced_hold:
       case errc::permits_mismatch:
+      case errc::upgrade_refused:
         return condition::invalid_argument;
       case errc::not_acquired:
       case errc::validity_expired:
@@ -137,6 +141,7 @@ std::string_view errc_name(errc e) noexcept {
     case errc::stale_token: return "stale_token";
     case errc::unfenced_hold: return "unfenced_hold";
     case errc::permits_mismatch: return "permits_mismatch";
+    case errc::upgrade_refused: return "upgrade_refused";
   }
   return "unknown";
 }

@@ -41,6 +41,9 @@ struct lock_state {
   // their keys and (fenced) their tokens. Empty for a lock on one name.
   std::vector<std::string> names, keys;
   std::vector<std::uint64_t> fences;
+  // Write side of a read-write lock: the writer's waiter id, whose mark
+  // ({R}:writer) its release takes down where a refusal left it up.
+  std::string writer_mark;
   std::string wake_key;
   /// Where a release of this hold wakes a waiter: its own key's wake list,
   /// or its semaphore's.

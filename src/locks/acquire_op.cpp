@@ -37,8 +37,12 @@ void acquire_op::start() {
   // refused, so that a release wakes it alone (section 10).
   bool may_wait = options_.max_attempts == 0 ? options_.wait.count() > 0 : options_.max_attempts > 1;
   // (Names held together have no wake list: their waiters retry on the timer.)
-  if (!is_hash_kind() && may_wait && !holds_names_together())
+  if (!is_hash_kind() && may_wait && !holds_names_together() && !is_rw())
     waiter_id_ = client_->client_id + ":" + std::to_string(client_->next_request_id++);
+  // A writer that may wait puts its mark up when refused, so that new
+  // readers wait for it (section 15).
+  if (options_.kind == lock_kind::write && may_wait)
+    writer_mark_ = client_->client_id + ":" + std::to_string(client_->next_request_id++);
   // Listen from the first attempt when that is free (this client waited on
   // this lock moments ago): a release, or a hand-over, may come before the
   // first attempt has even failed. Otherwise only once it has.
@@ -52,6 +56,8 @@ void acquire_op::attempt() {
   ++attempts_;
   if (auto& obs = client_->options.observer) obs->on_acquire_attempt(name_, attempts_);
   if (!is_hash_kind()) token_ = client_->new_token();
+  // A read-write hold is the field '<r|w>:<token>' of the lock's hash.
+  if (is_rw()) token_.insert(0, options_.kind == lock_kind::read ? "r:" : "w:");
   acquire_request req{options_.kind, key_, token_, options_.ttl, options_.fenced, false, queue_score_,
                       options_.queue_timeout};
   // Reentrant, fair: each master keeps the id of the request that took our
@@ -62,6 +68,7 @@ void acquire_op::attempt() {
   req.description = options_.description;
   req.waiter_lapse = wake_list_lapse(options_, client_->options.node_timeout);
   req.keys = keys_;
+  req.writer_mark = writer_mark_;
   if (is_semaphore()) {
     req.permits = options_.permits;
     req.first_slot = first_slot_ = client_->random_below(options_.permits);
@@ -86,7 +93,8 @@ void acquire_op::attempt() {
         return;
       }
       if (!self->is_semaphore()) {
-        if (abandoned) release_abandoned(self->client_, lock_kind::mutex, self->key_, token, 0, self->described(), {node});
+        if (abandoned)
+          release_abandoned(self->client_, self->options_.kind, self->key_, token, 0, self->described(), {node});
         return;
       }
       auto permits = self->options_.permits;
@@ -278,6 +286,7 @@ void acquire_op::hold(win w) {
     state->permit = permit_slot(first_slot_, options_.permits, *won_choice_);
     state->wake_key = key_;
   }
+  if (is_rw()) state->writer_mark = writer_mark_;
   if (holds_names_together()) {
     state->names = names_;
     state->keys = keys_;
@@ -298,8 +307,10 @@ void acquire_op::complete(error_code ec, lock l) {
                   [](quorum_round&) {})
         ->start();
   // A mutex waiter that gives up leaves the wake list, so releases stop
-  // waking it (a crashed one lapses instead).
+  // waking it (a crashed one lapses instead); a writer takes its mark down.
   if (ec) leave_wake_list(client_, key_, waiter_id_, client_->masters->all());
+  if (ec && !writer_mark_.empty())
+    rw_release_round(client_, key_, token_, writer_mark_, [](quorum_round&) {})->start();
   if (auto& report = options_.report) {
     report->attempts = attempts_;
     report->last_attempt = std::move(last_round_);
@@ -317,10 +328,36 @@ void acquire_op::complete(error_code ec, lock l) {
   complete_handler(client_, std::move(handler_), ec, std::move(l));
 }
 
+namespace {
+
+// An owner that holds a read-write lock takes another read of it, or a
+// write inside its write, at no cost on the masters: its hold already
+// excludes what the new one would. A write inside its read is refused: it
+// would wait for its own read (and two owners doing it, for each other).
+void reenter_rw(std::shared_ptr<client_impl> client, std::shared_ptr<lock_state> held, const acquire_options& options,
+                acquire_handler handler) {
+  error_code ec;
+  if (options.kind == lock_kind::write && held->kind == lock_kind::read)
+    ec = errc::upgrade_refused;
+  else if (held->lapsed())
+    ec = errc::not_held;
+  else if (options.fenced && !held->fence)
+    ec = errc::unfenced_hold;
+  if (ec) return complete_handler(client, std::move(handler), ec, lock{});
+  held->holds.fetch_add(1);
+  complete_handler(client, std::move(handler), error_code{}, lock_access::make(std::move(held)));
+}
+
+}  // namespace
+
 void start_acquire(std::shared_ptr<client_impl> client, std::string name, acquire_options options,
                    std::chrono::system_clock::time_point asked_at, acquire_handler handler) {
   auto key = client->key_for(name);
   std::string field;
+  if ((options.kind == lock_kind::read || options.kind == lock_kind::write) && !options.owner.empty()) {
+    if (auto held = find_hold(*client, key, rw_owner_field(client->client_id, options.owner)))
+      return reenter_rw(std::move(client), std::move(held), options, std::move(handler));
+  }
   if (options.kind == lock_kind::reentrant || options.kind == lock_kind::fair) {
     field = client->client_id + ":" + options.owner;
     // The same owner again, while it holds the lock: one more level.

@@ -57,6 +57,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   bool is_hash_kind() const { return options_.kind == lock_kind::reentrant || options_.kind == lock_kind::fair; }
   bool is_semaphore() const { return options_.kind == lock_kind::semaphore; }
   bool holds_names_together() const { return !keys_.empty(); }
+  bool is_rw() const { return options_.kind == lock_kind::read || options_.kind == lock_kind::write; }
   // The key a won attempt holds: the lock's, or the semaphore slot it won.
   std::string held_key(const quorum_round& won) const;
   // This acquisition writes a holder description next to the lock.
@@ -110,6 +111,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   std::vector<std::uint64_t> fences_;
   std::string token_;  // random per attempt (mutex) or the owner field (reentrant, fair)
   std::string waiter_id_;  // mutex, when it may wait: its name on the wake list ('<client id>:<n>')
+  std::string writer_mark_;  // read-write lock, a writer that may wait: its mark ('<client id>:<n>')
   acquire_options options_;
   acquire_handler handler_;
   std::uint64_t latest_request_ = 0;  // reentrant/fair: the id of our latest request

@@ -30,10 +30,15 @@ void run_extend(const std::shared_ptr<client_impl>& client, const std::shared_pt
     // shortens a key (lua/extend.lua), so the window stays where it was.
     done(ec);
   };
-  auto& script = state->keys.empty() ? scripts::extend : scripts::multi_extend;
+  auto& script = !state->keys.empty()        ? scripts::multi_extend
+                 : is_rw_kind(state->kind) ? scripts::rw_extend
+                                           : scripts::extend;
   std::vector<std::string> args{state->token, std::to_string(ttl.count()), std::to_string(state->hold_id)};
   auto script_keys = with_holder_key({state->key}, state->key, state->described);
-  if (!state->keys.empty()) {
+  if (is_rw_kind(state->kind)) {
+    script_keys = {state->key};
+    args = {state->token, std::to_string(ttl.count())};
+  } else if (!state->keys.empty()) {
     // Names held together: every key, then their holder keys (multi_extend.lua).
     script_keys = state->keys;
     if (state->described)

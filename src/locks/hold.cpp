@@ -39,7 +39,12 @@ std::shared_ptr<lock_state> new_lock_state(const client_impl& client, const acqu
 
 void begin_holding(const std::shared_ptr<client_impl>& client, const std::shared_ptr<lock_state>& state,
                    const acquire_options& options, bool confirm_handover) {
-  if (!is_token_kind(options.kind)) {
+  if (is_rw_kind(options.kind)) {
+    if (!options.owner.empty()) {
+      state->registry_key = registry_key(state->key, rw_owner_field(client->client_id, options.owner));
+      client->held[state->registry_key] = state;
+    }
+  } else if (!is_token_kind(options.kind)) {
     state->registry_key = registry_key(state->key, state->token);
     client->held[state->registry_key] = state;
   }

@@ -21,6 +21,12 @@ namespace redlock::detail {
 /// Where the client registers a reentrant/fair hold: key + '\n' + owner field.
 inline std::string registry_key(const std::string& key, const std::string& field) { return key + "\n" + field; }
 
+/// Where the client registers a read-write hold of `owner` (re-entered by
+/// the client alone, whichever side it holds).
+inline std::string rw_owner_field(const std::string& client_id, const std::string& owner) {
+  return "rw:" + client_id + ":" + owner;
+}
+
 /// This owner's live hold of `key` in this client, if any (a reentrant or
 /// fair owner's next acquisition re-enters it).
 std::shared_ptr<lock_state> find_hold(client_impl& client, const std::string& key, const std::string& field);

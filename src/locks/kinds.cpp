@@ -117,6 +117,13 @@ round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquir
                           {req.token, ttl, fenced, mode, score, std::to_string(req.queue_timeout.count()), hold_id,
                            req.may_be_handed ? "1" : "0"},
                           classify_fair_grant);
+    case lock_kind::read:
+    case lock_kind::write:
+      return round_ptr(new quorum_round(
+          client->masters, scripts::rw_acquire, {req.key, fence, keys::waiting_writer(req.key)},
+          {req.token, ttl, fenced, req.kind == lock_kind::read ? "read" : "write", req.writer_mark,
+           std::to_string(req.waiter_lapse.count())},
+          classify_grant, std::move(done)));
     case lock_kind::semaphore: {
       // Every slot, from a random first one, the same order on every master:
       // concurrent acquirers start apart, and masters agree unless their
@@ -158,6 +165,7 @@ round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind ki
                         const std::string& token, std::uint64_t hold_id, bool last, bool wake, bool described,
                         const std::string& waiters_key, quorum_round::decided_fn done) {
   auto publish = wake ? "1" : "0";
+  if (is_rw_kind(kind)) return rw_release_round(client, key, token, "", std::move(done));
   if (is_token_kind(kind)) {
     if (wake) client->note_own_release(token);
     return as_release(round_ptr(new quorum_round(
@@ -248,6 +256,12 @@ void release_abandoned(const std::shared_ptr<client_impl>& client, lock_kind kin
   if (!nodes.empty())
     release_round(client, kind, key, token, hold_id, true, false, described, key, [](quorum_round&) {})
         ->start_on(nodes);
+}
+
+round_ptr rw_release_round(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& token,
+                           const std::string& writer_mark, quorum_round::decided_fn done) {
+  return as_release(round_ptr(new quorum_round(client->masters, scripts::rw_release, {key, keys::waiting_writer(key)},
+                                               {token, writer_mark}, classify_one_zero, std::move(done))));
 }
 
 round_ptr release_all_round(const std::shared_ptr<client_impl>& client, const std::vector<std::string>& lock_keys,

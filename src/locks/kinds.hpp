@@ -24,6 +24,9 @@ verdict classify_multi_grant(const redisReply& r, node_outcome& out);
 /// Holds of these kinds are one string key with a random token per attempt
 /// (a mutex, a semaphore's permit slot); the others are owner fields in a hash.
 inline bool is_token_kind(lock_kind k) { return k == lock_kind::mutex || k == lock_kind::semaphore; }
+/// Read-write locks: a hash with one field per hold, the field being the
+/// attempt's token ('r:<hex>', 'w:<hex>'); re-entry is counted by the client.
+inline bool is_rw_kind(lock_kind k) { return k == lock_kind::read || k == lock_kind::write; }
 
 /// A semaphore attempt names every slot, starting at a random one (the same
 /// on every master): the slot of candidate `position`.
@@ -53,6 +56,8 @@ struct acquire_request {
   // Semaphore: its number of permits, and the slot its candidates start at.
   unsigned permits = 0;
   unsigned first_slot = 0;
+  // Write side of a read-write lock: its mark while it waits ('' for none).
+  std::string writer_mark{};
   // Names held together: every key, sorted (`key` is then unused).
   std::vector<std::string> keys{};
 };
@@ -73,6 +78,11 @@ std::vector<std::string> with_holder_key(std::vector<std::string> script_keys, c
 round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
                         const std::string& token, std::uint64_t hold_id, bool last, bool wake, bool described,
                         const std::string& waiters_key, quorum_round::decided_fn done);
+
+/// Releases one hold of a read-write lock; `writer_mark` ('' for none): a
+/// writer's waiter id, whose mark comes down with it.
+round_ptr rw_release_round(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& token,
+                           const std::string& writer_mark, quorum_round::decided_fn done);
 
 /// Releases a hold over several keys (all holding `token`) on every master:
 /// "yes" where all of them were ours (lua/release_all.lua).

@@ -22,6 +22,8 @@ void start_release(std::shared_ptr<client_impl> client, std::shared_ptr<lock_sta
       return complete_handler(client, std::move(handler), make_error_code(errc::not_held));
     }
     last = left == 0;
+    // A read-write lock's re-entries were the client's alone.
+    if (!last && is_rw_kind(state->kind)) return complete_handler(client, std::move(handler), error_code{});
   }
   if (last) {
     // Released means no validity, from the moment the release is asked for:
@@ -35,6 +37,8 @@ void start_release(std::shared_ptr<client_impl> client, std::shared_ptr<lock_sta
   auto on_decided = [client, h](quorum_round& f) { complete_handler(client, std::move(*h), lease_round_error(f)); };
   auto round = !state->keys.empty()
                    ? release_all_round(client, state->keys, state->token, state->described, std::move(on_decided))
+               : is_rw_kind(state->kind)
+                   ? rw_release_round(client, state->key, state->token, state->writer_mark, std::move(on_decided))
                    : release_round(client, state->kind, state->key, state->token, state->hold_id, last, true,
                                    state->described, state->waiters_key(), std::move(on_decided));
   round->settle_failure();  // "not held" needs every refusal counted

@@ -20,6 +20,7 @@ std::string_view key_content_name(key_content c) noexcept {
     case key_content::owners: return "owners";
     case key_content::foreign: return "foreign";
     case key_content::semaphore: return "semaphore";
+    case key_content::rwlock: return "rwlock";
   }
   return "unknown";
 }
@@ -112,6 +113,17 @@ void decode(const std::vector<std::string>& f, node_status& s) {
     s.token = f[1];
     describe_holder(about, s);
     return;
+  }
+  if (type == "hash" && first_owner != first_waiter) {
+    // A read-write lock: every field a hold, 'r:' or 'w:' and a deadline
+    // (rw_acquire.lua). (A lapsed hold the next script will drop may show.)
+    bool rw = true;
+    for (auto o = first_owner; o + 1 < first_waiter; o += 2) rw &= o->starts_with("r:") || o->starts_with("w:");
+    if (rw) {
+      s.content = key_content::rwlock;
+      for (auto o = first_owner; o + 1 < first_waiter; o += 2) s.owners.push_back({*o, 1});
+      return;
+    }
   }
   if (type == "hash") {
     s.content = key_content::owners;

@@ -35,6 +35,8 @@ const char* kind_label(lock_kind k) {
     case lock_kind::reentrant: return "reentrant";
     case lock_kind::fair: return "fair";
     case lock_kind::semaphore: return "semaphore";
+    case lock_kind::read: return "read";
+    case lock_kind::write: return "write";
   }
   return "unknown";
 }

@@ -51,6 +51,10 @@ inline std::string holder(std::string_view key) { return tagged(key, ":holder");
 /// permits its clients use, which lives as long as its longest hold.
 inline std::string permit(std::string_view key, unsigned i) { return tagged(key, ":permit:" + std::to_string(i)); }
 inline std::string permits(std::string_view key) { return tagged(key, ":permits"); }
+/// Read-write lock: the waiting writer's mark ('<waiter id>', string):
+/// while it is up, new readers are refused. It lapses unless its writer
+/// retries, so a writer that went away blocks readers only that long.
+inline std::string waiting_writer(std::string_view key) { return tagged(key, ":writer"); }
 /// Leader election: where campaigns and resignations tell the observers
 /// that the leader changed (pub/sub channel; the message is '<epoch> <token>'
 /// or 'resigned <epoch>').

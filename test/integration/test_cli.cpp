@@ -518,3 +518,26 @@ BOOST_AUTO_TEST_CASE(cli_elect_runs_the_command_while_leader_with_the_epoch) {
   auto bad = cli(nodes, "elect --name office --kind fair -- true");
   BOOST_TEST(bad.code == 64, bad.err);
 }
+
+BOOST_AUTO_TEST_CASE(cli_run_shared_and_exclusive) {
+  masters m(3);
+  auto nodes = nodes_of(m);
+  redlock::client holder(m.options(1000ms));
+  auto reading = holder.acquire("table", {.ttl = 10000ms, .kind = redlock::lock_kind::read});
+  // Another reader runs beside it; a writer cannot.
+  auto shared = cli(nodes, "run --name table --shared -- sh -c '" + std::string(REDLOCK_CLI_PATH) +
+                               " status --name table'");
+  BOOST_TEST(shared.code == 0, shared.err);
+  BOOST_TEST(shared.out.find("read-write lock held by reader") != std::string::npos, shared.out);
+  BOOST_TEST(cli(nodes, "run --name table --exclusive -- true").code == 75);
+  holder.release(reading);
+  BOOST_TEST(cli(nodes, "run --name table --exclusive -- true").code == 0);
+  auto both = cli(nodes, "run --name table --shared --exclusive -- true");
+  BOOST_TEST(both.code == 64, both.err);
+  // A mutex under the name is someone else's kind of lock: reported (65), untouched.
+  auto mutex = holder.acquire("plain", {.ttl = 10000ms});
+  auto other_kind = cli(nodes, "run --name plain --shared -- true");
+  BOOST_TEST(other_kind.code == 65, other_kind.err);
+  BOOST_TEST(m[0].command({"GET", "plain"}) == mutex.token());
+  holder.release(mutex);
+}

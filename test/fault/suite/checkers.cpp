@@ -40,7 +40,10 @@ std::ostream& operator<<(std::ostream& os, const violation& v) {
   return os << "[" << v.checker << "] " << v.message;
 }
 
-std::map<std::string, std::vector<window>> windows_of(const std::vector<op>& ops) {
+namespace {
+
+// Every non-empty window, in history order.
+std::vector<window> all_windows(const std::vector<op>& ops) {
   // Earliest release invoke (or lost signal) per acquisition.
   std::map<std::size_t, time_point> released;
   for (auto& o : ops)
@@ -48,19 +51,39 @@ std::map<std::string, std::vector<window>> windows_of(const std::vector<op>& ops
       auto [it, fresh] = released.emplace(*o.acquire_op, o.invoke);
       if (!fresh) it->second = std::min(it->second, o.invoke);
     }
-  std::map<std::string, std::vector<window>> out;
+  std::vector<window> out;
   for (auto& o : ops) {
     if (o.kind != op_kind::acquire || o.result != outcome::ok || !o.completion || !o.valid_until) continue;
-    window w{o.id, o.client, o.resource, *o.completion, *o.valid_until, o.fence};
+    window w{o.id, o.client, o.resource, *o.completion, *o.valid_until, o.fence, o.permits, o.permit};
     if (auto it = released.find(o.id); it != released.end()) w.end = std::min(w.end, it->second);
     if (w.end <= w.begin) continue;  // no window at all
-    out[o.resource].push_back(w);
+    out.push_back(w);
   }
-  for (auto& [r, ws] : out)
+  return out;
+}
+
+std::map<std::string, std::vector<window>> sorted(std::map<std::string, std::vector<window>> by) {
+  for (auto& [r, ws] : by)
     std::sort(ws.begin(), ws.end(), [](const window& a, const window& b) {
       return a.begin < b.begin || (a.begin == b.begin && a.acquire < b.acquire);
     });
-  return out;
+  return by;
+}
+
+}  // namespace
+
+std::map<std::string, std::vector<window>> windows_of(const std::vector<op>& ops) {
+  std::map<std::string, std::vector<window>> out;
+  for (auto& w : all_windows(ops))
+    if (w.permits == 0 || w.permit) out[w.permit ? slot_name(w.resource, *w.permit) : w.resource].push_back(w);
+  return sorted(std::move(out));
+}
+
+std::map<std::string, std::vector<window>> semaphore_windows(const std::vector<op>& ops) {
+  std::map<std::string, std::vector<window>> out;
+  for (auto& w : all_windows(ops))
+    if (w.permits > 0) out[w.resource].push_back(w);
+  return sorted(std::move(out));
 }
 
 // (a) Sweep the windows in order of begin, remembering the one that reaches
@@ -100,6 +123,41 @@ std::vector<violation> check_fence_order(const std::vector<op>& ops) {
       if (!highest || *w.fence > *highest->fence) highest = &w;
     }
   }
+  return out;
+}
+
+// (j) Sweep the windows in order of begin, keeping those still open: a
+// window that begins while `permits` are open is one holder too many.
+std::vector<violation> check_permits(const std::vector<op>& ops, std::size_t* full) {
+  std::vector<violation> out;
+  std::size_t at_limit = 0;
+  for (auto& [resource, ws] : semaphore_windows(ops)) {
+    auto permits = std::min_element(ws.begin(), ws.end(), [](auto& a, auto& b) { return a.permits < b.permits; })->permits;
+    std::vector<const window*> open;
+    for (auto& w : ws) {
+      std::erase_if(open, [&](const window* x) { return x->end <= w.begin; });
+      if (open.size() + 1 == permits) ++at_limit;
+      if (open.size() >= permits) {
+        auto until = w.end;
+        std::ostringstream m;
+        m << "semaphore " << resource << " (" << permits << " permits): " << open.size() + 1 << " holders at once:";
+        std::vector<std::size_t> ids;
+        for (auto* x : open) {
+          m << " c" << x->client;
+          if (x->permit) m << "/slot " << *x->permit;
+          ids.push_back(x->acquire);
+          until = std::min(until, x->end);
+        }
+        m << " and c" << w.client;
+        if (w.permit) m << "/slot " << *w.permit;
+        m << " overlap for " << fmt_ms(until - w.begin);
+        ids.push_back(w.acquire);
+        out.push_back(make("permits", m.str(), std::move(ids), ops));
+      }
+      open.push_back(&w);
+    }
+  }
+  if (full) *full = at_limit;
   return out;
 }
 
@@ -312,7 +370,7 @@ std::vector<violation> check_release_after_takeover(const std::vector<op>& ops) 
     if (rel.kind != op_kind::release || rel.result != outcome::ok || !rel.acquire_op) continue;
     auto& mine = ops.at(*rel.acquire_op);
     if (!mine.completion) continue;
-    for (auto& w : windows[rel.resource]) {
+    for (auto& w : windows[held_lock(mine)]) {
       if (w.acquire == mine.id || w.begin <= *mine.completion || w.begin >= rel.invoke) continue;
       std::ostringstream m;
       m << "resource " << rel.resource << ": release by c" << rel.client << " reported success, invoked "
@@ -349,7 +407,7 @@ std::vector<violation> check_residue(const std::vector<key_state>& keys) {
 
 check_report check_all(const std::vector<op>& ops, const check_config& c) {
   check_report r;
-  for (auto& [resource, ws] : windows_of(ops)) r.acquisitions += ws.size();
+  r.acquisitions = all_windows(ops).size();
   std::vector<const op*> faults;
   for (auto& o : ops)
     if (o.kind == op_kind::fault) faults.push_back(&o);
@@ -360,6 +418,7 @@ check_report check_all(const std::vector<op>& ops, const check_config& c) {
     }
   };
   add(check_exclusion(ops));
+  add(check_permits(ops, &r.semaphore_full));
   if (c.fencing) {
     add(check_fence_order(ops));
     add(check_stale_writes(ops));

@@ -17,6 +17,12 @@
 //                            acquired again within a bound
 //   (f) check_residue        no lock key is left on any master once every
 //                            client released and the TTLs passed
+//   (j) check_permits        semaphores: at no instant do more windows of
+//                            one semaphore overlap than it has permits.
+//                            Its permit slots are locks of their own
+//                            (held_lock): (a), (b), (c) and (i) judge each
+//                            slot, so no two holders of one slot overlap and
+//                            each slot's tokens increase
 #pragma once
 
 #include "history.hpp"
@@ -44,10 +50,17 @@ struct window {
   std::string resource;
   time_point begin{}, end{};
   std::optional<std::uint64_t> fence;
+  unsigned permits = 0;            ///< semaphores (op::permits)
+  std::optional<unsigned> permit;  ///< the slot held (op::permit)
 };
-/// The non-empty windows of every successful acquisition, per resource,
-/// sorted by begin. Acquisitions without a valid_until are skipped.
+/// The non-empty windows of every successful acquisition, per lock held
+/// (held_lock(): the resource, or a semaphore's permit slot), sorted by
+/// begin. Acquisitions without a valid_until are skipped, and so are
+/// semaphore holders without a slot (they exclude nobody).
 std::map<std::string, std::vector<window>> windows_of(const std::vector<op>& ops);
+/// The windows of every semaphore holder (op::permits > 0), slot or not,
+/// per resource, sorted by begin.
+std::map<std::string, std::vector<window>> semaphore_windows(const std::vector<op>& ops);
 
 // (a)
 std::vector<violation> check_exclusion(const std::vector<op>& ops);
@@ -55,6 +68,11 @@ std::vector<violation> check_exclusion(const std::vector<op>& ops);
 std::vector<violation> check_fence_order(const std::vector<op>& ops);
 // (c)
 std::vector<violation> check_stale_writes(const std::vector<op>& ops);
+// (j) At most `permits` holders at any instant (the smallest number of
+// permits the semaphore's holders were given, should they differ).
+// `full` (optional) receives how many windows began with every other
+// permit held: the semaphore full, so (j) had something to judge.
+std::vector<violation> check_permits(const std::vector<op>& ops, std::size_t* full = nullptr);
 
 // (d)
 struct op_bounds {
@@ -119,17 +137,18 @@ struct check_config {
 
 struct check_report {
   std::vector<violation> violations;
-  std::size_t acquisitions = 0;      ///< acquisitions with a validity window, judged by (a)
+  std::size_t acquisitions = 0;      ///< acquisitions with a validity window, judged by (a) or (j)
   std::size_t attempts = 0;          ///< acquisition operations of any outcome
   std::size_t writes_accepted = 0, writes_rejected = 0;
   std::size_t recovery_periods = 0;
   std::size_t leases = 0, renewals = 0, renewals_failed = 0, extends = 0, extends_failed = 0, lost_signals = 0;
   std::size_t renewals_under_faults = 0, extends_under_faults = 0;  ///< completed while a fault was active
   std::size_t probes_judged = 0;  ///< probes (g) could judge
+  std::size_t semaphore_full = 0;  ///< semaphore windows that began with every other permit held (j)
   std::map<std::string, std::size_t> by_checker;  ///< violations per checker
   std::map<std::string, double> max_ms;           ///< longest completed operation, by kind
 };
-/// Runs (a)-(e) over `ops` (deadlines already resolved); (f) is separate
+/// Runs (a)-(e) and (g)-(j) over `ops` (deadlines already resolved); (f) is separate
 /// because it reads the masters.
 check_report check_all(const std::vector<op>& ops, const check_config& config);
 

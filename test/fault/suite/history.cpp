@@ -43,6 +43,12 @@ time_point belief_end(const std::vector<std::pair<time_point, time_point>>& look
   return end;
 }
 
+std::string slot_name(const std::string& resource, unsigned permit) {
+  return resource + ":permit:" + std::to_string(permit);
+}
+
+std::string held_lock(const op& a) { return a.permit ? slot_name(a.resource, *a.permit) : a.resource; }
+
 const char* to_string(op_kind k) {
   switch (k) {
     case op_kind::acquire: return "acquire";
@@ -74,14 +80,26 @@ std::string describe(const op& o, time_point print_origin) {
   std::ostringstream os;
   os.setf(std::ios::fixed);
   os.precision(1);
-  os << "#" << o.id << " " << (o.client < 0 ? std::string("nemesis") : "c" + std::to_string(o.client)) << " "
-     << to_string(o.kind) << " " << o.resource << " [" << ms_since(print_origin, o.invoke) << " .. ";
+  os << "#" << o.id << " ";
+  if (o.client < 0)
+    os << "nemesis";
+  else
+    os << "c" << o.client;
+  os << " " << to_string(o.kind) << " " << o.resource << " [" << ms_since(print_origin, o.invoke) << " .. ";
   if (o.completion)
     os << ms_since(print_origin, *o.completion);
   else
     os << "never";
   os << "] " << to_string(o.result);
   if (o.valid_until) os << " valid_until=" << ms_since(print_origin, *o.valid_until);
+  if (o.permits > 0) {
+    os << " permit=";
+    if (o.permit)
+      os << *o.permit;
+    else
+      os << "-";
+    os << "/" << o.permits;
+  }
   if (o.fence) os << " fence=" << *o.fence;
   if (o.token) os << " token=" << *o.token;
   if (o.acquire_op) os << " of #" << *o.acquire_op;

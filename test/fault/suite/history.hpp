@@ -69,6 +69,13 @@ struct op {
   std::vector<std::pair<time_point, time_point>> beliefs;
   bool renewed = false;  ///< acquired with renew = true
 
+  /// Semaphores: how many may hold `resource` at once (0: not a semaphore),
+  /// and the permit slot this holder has. A slot excludes like a lock of its
+  /// own (held_lock()); a holder without a slot (a semaphore built without
+  /// slots, e.g. per-master counters) only counts against `permits`.
+  unsigned permits = 0;
+  std::optional<unsigned> permit;
+
   // ---- releases, writes, extends, lost signals, probes ----
   std::optional<std::size_t> acquire_op;  ///< the acquisition this op belongs to
   std::optional<std::uint64_t> token;     ///< write: the token sent
@@ -101,6 +108,13 @@ class history {
   mutable std::mutex mutex_;
   std::vector<op> ops_;
 };
+
+/// The name under which permit slot `permit` of semaphore `resource` is
+/// judged like a lock of its own (and written to storage: a slot's fencing
+/// tokens are its own).
+std::string slot_name(const std::string& resource, unsigned permit);
+/// What acquisition `a` holds exclusively: its resource, or its permit slot.
+std::string held_lock(const op& a);
 
 const char* to_string(op_kind k);
 const char* to_string(outcome r);

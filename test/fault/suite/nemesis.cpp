@@ -276,16 +276,16 @@ std::size_t nemesis::apply(fault_type t, std::vector<std::size_t> masters, int c
         // lost its counters gets the maximum of the others' before clients
         // can reach it again.
         if (w.options().fenced) {
-          for (auto& r : w.resources()) {
-            auto fence_key = "{" + w.key(r) + "}:fence";
-            long long best = 0;
-            for (std::size_t o = 0; o < c.size(); ++o) {
-              if (std::find(masters.begin(), masters.end(), o) != masters.end()) continue;
-              auto v = c.master(o).command({"GET", fence_key});
-              if (v != "(nil)") best = std::max(best, std::stoll(v));
+          for (auto& r : w.resources())
+            for (auto& fence_key : w.fence_keys(r)) {
+              long long best = 0;
+              for (std::size_t o = 0; o < c.size(); ++o) {
+                if (std::find(masters.begin(), masters.end(), o) != masters.end()) continue;
+                auto v = c.master(o).command({"GET", fence_key});
+                if (v != "(nil)") best = std::max(best, std::stoll(v));
+              }
+              for (auto m : masters) c.master(m).command({"SET", fence_key, std::to_string(best)});
             }
-            for (auto m : masters) c.master(m).command({"SET", fence_key, std::to_string(best)});
-          }
         }
         for (auto m : masters) heal_proxy(*c.proxy(m));
       };
@@ -622,6 +622,21 @@ round_config safe_round(std::uint64_t seed, milliseconds duration) {
   return r;
 }
 
+round_config semaphore_round(std::uint64_t seed, milliseconds duration) {
+  auto r = safe_round(seed, duration);
+  // Permits 2 or 3 (seeds 0, 1 mod 4: 2; 2, 3 mod 4: 3) on N = 5 (odd seeds) or 3
+  // masters; two clients more than permits, so that slots are contended.
+  // Fenced, except seeds 0 mod 4 (the acquisition without the raise round).
+  r.workload.kind = lock_kind::semaphore;
+  r.workload.permits = 2 + static_cast<unsigned>(seed / 2 % 2);
+  r.workload.clients = r.workload.permits + 2;
+  r.workload.fenced = seed % 4 != 0;
+  r.workload.key_prefix = "sem" + std::to_string(seed) + ":";
+  if (r.cluster.masters == 5) r.cluster.client_views = r.workload.clients;
+  r.nemesis.types = safe_fault_types(r.cluster, r.workload);
+  return r;
+}
+
 round_config quick_round(std::uint64_t seed, fault_type t, milliseconds nemesis_time) {
   round_config r;
   r.seed = seed;
@@ -751,6 +766,7 @@ void tally::add(const round_result& r) {
   writes_accepted += r.report.writes_accepted;
   writes_rejected += r.report.writes_rejected;
   recovery_periods += r.report.recovery_periods;
+  semaphore_full += r.report.semaphore_full;
   faults += r.faults_acted;
   faults_injected += r.faults_injected;
   violations += r.violations();
@@ -785,6 +801,8 @@ void tally::print(std::ostream& os) const {
        << s.acquisitions_during << " acquisitions\n";
   os << "  attempts " << attempts << ", writes accepted " << writes_accepted << ", stale writes rejected "
      << writes_rejected << ", recovery periods judged " << recovery_periods << "\n";
+  if (semaphore_full > 0)
+    os << "  semaphore windows begun with every other permit held (the semaphore full): " << semaphore_full << "\n";
   if (leases > 0)
     os << "  leases " << leases << ": renewals " << renewals << " (" << renewals_under_faults << " under faults, "
        << renewals_failed << " failed), extends " << extends << " (" << extends_under_faults << " under faults, "

@@ -135,6 +135,9 @@ struct round_config {
 /// AOF masters under the clock shim behind fault proxies, 4 clients x 5
 /// resources, every safe fault type.
 round_config safe_round(std::uint64_t seed, std::chrono::milliseconds duration);
+/// The same with every resource a semaphore (workload_options::permits 2 or
+/// 3, by seed) and permits + 2 clients.
+round_config semaphore_round(std::uint64_t seed, std::chrono::milliseconds duration);
 /// A short history with only fault type `t` (shorter TTLs, N = 3) injected
 /// for `nemesis_time`, then a fault-free tail: one targeted test per type.
 round_config quick_round(std::uint64_t seed, fault_type t, std::chrono::milliseconds nemesis_time);
@@ -165,7 +168,7 @@ struct tally {
   std::size_t faults_injected = 0;
   std::size_t leases = 0, renewals = 0, renewals_failed = 0, renewals_under_faults = 0, extends = 0,
               extends_failed = 0, extends_under_faults = 0, lost_signals = 0, probes_judged = 0;
-  std::size_t attempts = 0, writes_accepted = 0, writes_rejected = 0, recovery_periods = 0;
+  std::size_t attempts = 0, writes_accepted = 0, writes_rejected = 0, recovery_periods = 0, semaphore_full = 0;
   std::map<std::string, fault_stats> by_type;
   std::map<std::string, std::size_t> by_checker;
   void add(const round_result& r);

@@ -54,6 +54,8 @@ class scripted {
         x.clock = injected ? id : -1;
         x.fence = l->fence();
         x.renewed = o.renew;
+        x.permits = o.permits;
+        x.permit = l->permit();
       });
       history_.complete(aid, at, outcome::ok);
       out.lock = std::move(l);
@@ -110,7 +112,8 @@ class scripted {
     x.invoke = steady::now();
     auto pid = history_.invoke(x);
     std::promise<std::vector<master_view>> read;
-    p.submit(h.lock->key(), h.lock->token(), h.lock->kind() != lock_kind::mutex,
+    bool hash = h.lock->kind() == lock_kind::reentrant || h.lock->kind() == lock_kind::fair;
+    p.submit(h.lock->key(), h.lock->token(), hash,
              [&read](std::vector<master_view> v) { read.set_value(std::move(v)); });
     auto masters = read.get_future().get();
     history_.update(pid, [&](op& o) { o.masters = std::move(masters); });

@@ -40,6 +40,15 @@ struct builder {
     o.fence = fence;
     return push(o);
   }
+  // A semaphore holder (`permits` in all) of slot `permit` (none: a
+  // holder of a semaphore without slots).
+  std::size_t permit(int client, const std::string& r, unsigned permits, std::optional<unsigned> slot, double done,
+                     double until, std::optional<std::uint64_t> fence = std::nullopt) {
+    auto id = acquire(client, r, done - 1, done, until, fence);
+    ops[id].permits = permits;
+    ops[id].permit = slot;
+    return id;
+  }
   std::size_t failed_acquire(int client, const std::string& r, double invoke, double done) {
     op o;
     o.client = client;
@@ -400,4 +409,96 @@ BOOST_AUTO_TEST_CASE(release_after_takeover_is_found) {
   good.release(a, 50, 55);
   good.acquire(1, "R", 56, 60, 300);
   BOOST_TEST(check_release_after_takeover(good.ops).empty());
+}
+
+// ---- semaphores: (j) permits, and each slot as a lock of its own ----------------
+
+BOOST_AUTO_TEST_CASE(permits_reports_one_holder_too_many) {
+  builder b;
+  auto a1 = b.permit(0, "sem", 2, 0, 0, 100);
+  auto a2 = b.permit(1, "sem", 2, 1, 10, 200);
+  b.release(a1, 50, 51);                        // c0's window ends at 50
+  auto a3 = b.permit(2, "sem", 2, 0, 40, 300);  // begins while c0 and c1 hold: a third holder
+  auto v = check_permits(b.ops);
+  BOOST_TEST_REQUIRE(v.size() == 1u, text(v));
+  BOOST_TEST(v[0].checker == "permits");
+  BOOST_TEST((v[0].ops == std::vector<std::size_t>{a1, a2, a3}));
+  BOOST_TEST(v[0].message.find("3 holders at once") != std::string::npos, v[0].message);
+  BOOST_TEST(v[0].message.find("overlap for 10.000 ms") != std::string::npos, v[0].message);
+  BOOST_TEST(is_safety_checker("permits"));
+  // check_all runs it.
+  check_config c;
+  c.recovery = false;
+  BOOST_TEST(check_all(b.ops, c).by_checker["permits"] == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(permits_counts_holders_without_slots) {
+  // A semaphore built from per-master counters has no slots: (j) alone judges it.
+  builder b;
+  for (int k = 0; k < 4; ++k) b.permit(k, "counted", 3, std::nullopt, 10 + k, 500);
+  auto v = check_permits(b.ops);
+  BOOST_TEST_REQUIRE(v.size() == 1u, text(v));
+  BOOST_TEST(v[0].ops.size() == 4u);
+  BOOST_TEST(check_exclusion(b.ops).empty(), "holders without a slot exclude nobody");
+  BOOST_TEST(check_fence_order(b.ops).empty());
+}
+
+BOOST_AUTO_TEST_CASE(permits_passes_at_most_n_holders) {
+  builder b;
+  auto a1 = b.permit(0, "sem", 2, 0, 0, 100);
+  b.permit(1, "sem", 2, 1, 10, 200);
+  b.release(a1, 50, 51);
+  b.permit(2, "sem", 2, 0, 60, 300);  // c0 released at 50: back to two
+  b.permit(3, "sem", 2, 1, 201, 300); // c1's deadline was 200
+  b.permit(0, "other", 2, 0, 70, 300); // another semaphore counts on its own
+  b.permit(1, "other", 2, 1, 70, 300);
+  b.acquire(2, "mutex", 0, 70, 300);   // and a lock is no semaphore
+  b.acquire(2, "sem", 0, 70, 300);     // (even one of the same name)
+  BOOST_TEST(check_permits(b.ops).empty(), text(check_permits(b.ops)));
+}
+
+BOOST_AUTO_TEST_CASE(slot_exclusion_reports_two_holders_of_one_slot) {
+  builder b;
+  auto a1 = b.permit(0, "sem", 3, 1, 0, 100);
+  auto a2 = b.permit(1, "sem", 3, 1, 60, 200);  // slot 1 again, inside c0's window; 2 of 3 permits
+  BOOST_TEST(check_permits(b.ops).empty(), "two holders of three permits are allowed");
+  auto v = check_exclusion(b.ops);
+  BOOST_TEST_REQUIRE(v.size() == 1u, text(v));
+  BOOST_TEST((v[0].ops == std::vector<std::size_t>{a1, a2}));
+  BOOST_TEST(v[0].message.find("sem:permit:1") != std::string::npos, v[0].message);
+  // A release judged for slot 1 (check (i)): c0 releases after c1 took the slot.
+  b.release(a1, 150, 151);
+  BOOST_TEST(check_release_after_takeover(b.ops).size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(slot_exclusion_passes_different_slots) {
+  builder b;
+  auto a1 = b.permit(0, "sem", 3, 0, 0, 100);
+  b.permit(1, "sem", 3, 1, 10, 200);
+  b.permit(2, "sem", 3, 2, 20, 200);
+  b.release(a1, 50, 51);
+  b.permit(3, "sem", 3, 0, 52, 300);  // slot 0 after c0 released it
+  BOOST_TEST(check_exclusion(b.ops).empty(), text(check_exclusion(b.ops)));
+  BOOST_TEST(check_release_after_takeover(b.ops).empty(), "a release of slot 0 while others hold other slots");
+  BOOST_TEST(check_permits(b.ops).empty());
+}
+
+BOOST_AUTO_TEST_CASE(slot_fence_order_reports_a_token_that_went_backwards_in_a_slot) {
+  builder b;
+  auto a1 = b.permit(0, "sem", 2, 0, 0, 50, 7);
+  b.permit(1, "sem", 2, 1, 10, 60, 2);          // slot 1 has its own counter: lower is fine
+  auto a3 = b.permit(2, "sem", 2, 0, 70, 120, 7);  // slot 0 again with the same token
+  auto v = check_fence_order(b.ops);
+  BOOST_TEST_REQUIRE(v.size() == 1u, text(v));
+  BOOST_TEST((v[0].ops == std::vector<std::size_t>{a1, a3}));
+  BOOST_TEST(v[0].message.find("sem:permit:0") != std::string::npos, v[0].message);
+}
+
+BOOST_AUTO_TEST_CASE(slot_fence_order_passes_increasing_tokens_per_slot) {
+  builder b;
+  b.permit(0, "sem", 2, 0, 0, 50, 3);
+  b.permit(1, "sem", 2, 1, 10, 60, 1);
+  b.permit(2, "sem", 2, 0, 70, 120, 4);
+  b.permit(3, "sem", 2, 1, 80, 120, 2);
+  BOOST_TEST(check_fence_order(b.ops).empty(), text(check_fence_order(b.ops)));
 }

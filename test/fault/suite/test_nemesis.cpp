@@ -12,6 +12,10 @@
 //   --seconds T   length of each round (REDLOCK_FAULT_SECONDS, default 30)
 //   --minutes M   instead of --rounds: run rounds (of T seconds, default 60)
 //                 until M minutes have passed (REDLOCK_FAULT_MINUTES)
+//   --semaphore   every resource a semaphore (semaphore_round: 2 or 3
+//                 permits by seed), judged also by check (j), at most that
+//                 many holders at once (REDLOCK_FAULT_SEMAPHORE=1: so
+//                 scripts/soak can run it)
 //   --expect-acquisitions A, --expect-faults F
 //                 fail unless the totals reach these (the CTest floor of an
 //                 optimized build; scripts/test runs one)
@@ -48,6 +52,7 @@ struct arguments {
   std::optional<double> seconds;
   std::optional<double> minutes;
   std::size_t expect_acquisitions = 0, expect_faults = 0;
+  bool semaphore = false;
   std::string argv0;
 };
 
@@ -61,6 +66,7 @@ arguments parse() {
   if (auto v = env("REDLOCK_FAULT_ROUNDS")) a.rounds = std::stoul(*v);
   if (auto v = env("REDLOCK_FAULT_SECONDS")) a.seconds = std::stod(*v);
   if (auto v = env("REDLOCK_FAULT_MINUTES")) a.minutes = std::stod(*v);
+  if (auto v = env("REDLOCK_FAULT_SEMAPHORE")) a.semaphore = *v != "0";
   auto& suite = boost::unit_test::framework::master_test_suite();
   a.argv0 = suite.argc > 0 ? suite.argv[0] : "fault_nemesis";
   for (int i = 1; i < suite.argc; ++i) {
@@ -80,6 +86,7 @@ arguments parse() {
     else if (k == "--minutes") a.minutes = std::stod(value());
     else if (k == "--expect-acquisitions") a.expect_acquisitions = std::stoul(value());
     else if (k == "--expect-faults") a.expect_faults = std::stoul(value());
+    else if (k == "--semaphore") a.semaphore = true;
     else throw std::invalid_argument("unknown argument " + k);
   }
   return a;
@@ -87,8 +94,10 @@ arguments parse() {
 
 std::string describe(const round_config& c) {
   std::ostringstream os;
-  static constexpr const char* kinds[] = {"mutex", "reentrant", "fair"};
-  os << kinds[static_cast<int>(c.workload.kind)] << (c.workload.fenced ? " fenced" : " unfenced") << ", N=" << c.cluster.masters << (c.cluster.aof ? " AOF(always)" : "") << (c.cluster.proxies ? " proxied" : "")
+  static constexpr const char* kinds[] = {"mutex", "reentrant", "fair", "semaphore"};
+  os << kinds[static_cast<int>(c.workload.kind)];
+  if (c.workload.permits > 0) os << " (" << c.workload.permits << " permits)";
+  os << (c.workload.fenced ? " fenced" : " unfenced") << ", N=" << c.cluster.masters << (c.cluster.aof ? " AOF(always)" : "") << (c.cluster.proxies ? " proxied" : "")
      << (c.cluster.clock_shim ? " clock-shim" : "") << ", " << c.workload.clients << " clients x "
      << c.workload.resources << " resources, ttl " << c.workload.ttl_min.count() << ".."
      << c.workload.ttl_max.count() << " ms, node timeout " << c.workload.node_timeout.count() << " ms, "
@@ -118,7 +127,8 @@ BOOST_AUTO_TEST_CASE(nemesis_safe) {
       break;
     }
     auto seed = i < args.seeds.size() ? args.seeds[i] : args.seed + i;
-    auto cfg = safe_round(seed, std::chrono::milliseconds(static_cast<long long>(seconds * 1000)));
+    auto length = std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
+    auto cfg = args.semaphore ? semaphore_round(seed, length) : safe_round(seed, length);
     std::cout << "round seed " << seed << ": " << describe(cfg) << std::endl;
     auto r = run_round(cfg);
     totals.add(r);
@@ -130,7 +140,8 @@ BOOST_AUTO_TEST_CASE(nemesis_safe) {
     std::cout << std::endl;
     if (r.violations() > 0) {
       std::ostringstream cmd;
-      cmd << args.argv0 << " --run_test=nemesis_safe -- --seed " << seed << " --rounds 1 --seconds " << seconds;
+      cmd << args.argv0 << " --run_test=nemesis_safe -- " << (args.semaphore ? "--semaphore " : "") << "--seed " << seed
+          << " --rounds 1 --seconds " << seconds;
       report_failure(std::cout, r, cmd.str());
     }
     BOOST_TEST(r.violations() == 0u, "seed " << seed << ": " << r.violations() << " violations");

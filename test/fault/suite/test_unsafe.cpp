@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Known-unsafe configurations, demonstrated: each scenario steps outside the
 // assumptions of docs/safety.md, and the checkers MUST find the violation
-// (two holders at once, a token that goes backwards). Next to each, its safe
-// counterpart, which must pass the same checkers.
+// (two holders at once, a token that goes backwards, more holders than a
+// semaphore has permits). Next to each, its safe counterpart, which must
+// pass the same checkers.
 #define BOOST_TEST_MODULE fault_unsafe
 #include <boost/test/unit_test.hpp>
 
@@ -469,6 +470,25 @@ BOOST_AUTO_TEST_CASE(unsafe_client_clock_just_outside_the_drift_allowance) {
 // overlaps A.
 namespace {
 
+// A client's view of masters `m` when it reaches only `reachable`: those
+// directly, every other behind a proxy (kept in `cut`) that holds every byte.
+redlock::client_options view_of(const std::vector<std::unique_ptr<redlock::testing::redis_process>>& m,
+                                const std::vector<std::size_t>& reachable,
+                                std::vector<std::unique_ptr<fault_proxy>>& cut) {
+  redlock::client_options o;
+  o.node_timeout = 50ms;
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    if (std::find(reachable.begin(), reachable.end(), i) != reachable.end()) {
+      o.nodes.push_back(m[i]->uri());
+    } else {
+      cut.push_back(std::make_unique<fault_proxy>(m[i]->port(), 7));
+      cut.back()->set_blackhole(direction::both);
+      o.nodes.push_back(cut.back()->uri());
+    }
+  }
+  return o;
+}
+
 enum class restart_of_master_3 { immediate_empty, aof_always, delayed_empty };
 
 std::vector<op> five_masters_two_views(restart_of_master_3 how, contest& out) {
@@ -478,23 +498,9 @@ std::vector<op> five_masters_two_views(restart_of_master_3 how, contest& out) {
   for (int i = 0; i < 5; ++i) m.push_back(std::make_unique<redlock::testing::redis_process>(ro));
   // A's view: 1-3 direct, 4-5 behind proxies that hold every byte; B's: the reverse.
   std::vector<std::unique_ptr<fault_proxy>> cut;
-  auto view = [&](std::initializer_list<int> reachable) {
-    redlock::client_options o;
-    o.node_timeout = 50ms;
-    for (int i = 0; i < 5; ++i) {
-      if (std::find(reachable.begin(), reachable.end(), i) != reachable.end()) {
-        o.nodes.push_back(m[i]->uri());
-      } else {
-        cut.push_back(std::make_unique<fault_proxy>(m[i]->port(), 7));
-        cut.back()->set_blackhole(direction::both);
-        o.nodes.push_back(cut.back()->uri());
-      }
-    }
-    return o;
-  };
   history h;
   scripted s(h);
-  redlock::client a(view({0, 1, 2})), b(view({2, 3, 4}));
+  redlock::client a(view_of(m, {0, 1, 2}, cut)), b(view_of(m, {2, 3, 4}, cut));
   auto held = s.acquire(a, 0, "five", acq(3000ms));
   BOOST_REQUIRE(held);
   std::string holds;
@@ -535,4 +541,130 @@ BOOST_AUTO_TEST_CASE(safe_n5_holder_of_1_2_3_and_master_3_restarts_empty_after_t
   contest r;
   auto ops = five_masters_two_views(restart_of_master_3::delayed_empty, r);
   expect_clean("N=5, A on {1,2,3}, master 3 back empty after the TTL: exclusion", check_exclusion(ops));
+}
+
+// ---- semaphores: per-master counters vs permit slots ------------------------------------
+// A semaphore made of a counter with limit L on each master, held when a
+// quorum Q of N masters admits the client, admits up to floor(N * L / Q)
+// holders: no master ever goes over L, yet the quorums need not overlap in
+// the same holders. N = 3, Q = 2, L = 3: four clients, each reaching two
+// masters only (its links to the third cut), in the order {0,1}, {0,2},
+// {1,2}, {0,1}: the masters count 3, 3 and 2 holders, and four hold at
+// once. The library's semaphore (a quorum mutex per permit slot) under the
+// same partition and order admits three: every slot held by a quorum
+// intersects every pair of masters, so the fourth finds no slot free on
+// both of its masters.
+namespace {
+
+// The unsafe semaphore, per master: the holders are a sorted set (token ->
+// expiry, server time); admit while fewer than the limit are live.
+// KEYS[1] holders, ARGV[1] token, ARGV[2] limit, ARGV[3] ttl (ms).
+constexpr const char* counter_semaphore_acquire = R"(
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 1 end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[3]) then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+return 1
+)";
+
+constexpr unsigned sem_permits = 3;
+constexpr auto sem_ttl = 5000ms;
+// Which masters client k reaches (the others' links are cut), in arrival order.
+const std::vector<std::vector<std::size_t>> sem_views{{0, 1}, {0, 2}, {1, 2}, {0, 1}};
+
+// The per-master counter semaphore under the partition: client k asks only
+// the masters it reaches; it holds when a quorum admitted it, for the TTL
+// less the time taken and the drift allowance (as RedLock counts).
+// `counts`: how many holders each master counts while all hold.
+std::vector<op> counter_semaphore_holders(std::vector<std::unique_ptr<redlock::testing::redis_process>>& m,
+                                          std::size_t& holders, std::string& counts) {
+  history h;
+  std::vector<std::size_t> ids;
+  const std::size_t quorum = m.size() / 2 + 1;
+  for (std::size_t k = 0; k < sem_views.size(); ++k) {
+    op a;
+    a.client = static_cast<int>(k);
+    a.resource = "counted";
+    a.kind = op_kind::acquire;
+    a.permits = sem_permits;
+    a.invoke = steady::now();
+    auto id = h.invoke(a);
+    std::string token = std::string("c").append(std::to_string(k)), admitted;
+    std::size_t yes = 0;
+    for (auto i : sem_views[k]) {
+      bool ok = m[i]->command({"EVAL", counter_semaphore_acquire, "1", "counted", token,
+                               std::to_string(sem_permits), std::to_string(sem_ttl.count())}) == "1";
+      yes += ok;
+      if (ok) admitted.append(" m").append(std::to_string(i));
+    }
+    auto done = steady::now();
+    auto drift = std::chrono::duration_cast<steady::duration>(sem_ttl / 100 + 2ms);
+    if (yes >= quorum) {
+      ++holders;
+      ids.push_back(id);
+      h.update(id, [&](op& o) { o.valid_until = a.invoke + sem_ttl - drift; });
+      h.complete(id, done, outcome::ok, "admitted by" + admitted);
+    } else {
+      h.complete(id, done, outcome::fail, "admitted by" + admitted);
+    }
+  }
+  for (auto& x : m) counts.append(" ").append(x->command({"ZCARD", "counted"}));  // none over the limit
+  std::this_thread::sleep_for(100ms);  // all "work" at once
+  for (std::size_t k = 0; k < ids.size(); ++k) {
+    op r;
+    r.client = h.snapshot()[ids[k]].client;
+    r.resource = "counted";
+    r.kind = op_kind::release;
+    r.acquire_op = ids[k];
+    r.invoke = steady::now();
+    auto rid = h.invoke(r);
+    for (auto i : sem_views[static_cast<std::size_t>(r.client)])
+      m[i]->command({"ZREM", "counted", std::string("c").append(std::to_string(r.client))});
+    h.complete(rid, steady::now(), outcome::ok);
+  }
+  return h.snapshot();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(unsafe_per_master_counter_semaphore_admits_one_holder_too_many) {
+  std::vector<std::unique_ptr<redlock::testing::redis_process>> m;
+  for (int i = 0; i < 3; ++i) m.push_back(std::make_unique<redlock::testing::redis_process>());
+  std::size_t holders = 0;
+  std::string counts;
+  auto ops = counter_semaphore_holders(m, holders, counts);
+  std::cout << "per-master counter semaphore, limit " << sem_permits << ": " << holders << " holders; holders counted per master:" << counts << std::endl;
+  BOOST_TEST(holders == sem_permits + 1u, "expected " << sem_permits + 1 << " holders, got " << holders);
+  expect_violation("N=3, counter limit 3 per master, four clients on different pairs: permits", check_permits(ops));
+}
+
+BOOST_AUTO_TEST_CASE(safe_permit_slots_under_the_same_partition_admit_at_most_n) {
+  std::vector<std::unique_ptr<redlock::testing::redis_process>> m;
+  for (int i = 0; i < 3; ++i) m.push_back(std::make_unique<redlock::testing::redis_process>());
+  std::vector<std::unique_ptr<fault_proxy>> cut;
+  history h;
+  scripted s(h);
+  std::vector<std::unique_ptr<redlock::client>> clients;
+  std::vector<scripted::held> held;
+  for (std::size_t k = 0; k < sem_views.size(); ++k) {
+    clients.push_back(std::make_unique<redlock::client>(view_of(m, sem_views[k], cut)));
+    auto a = acq(sem_ttl, k + 1 < sem_views.size() ? 3000ms : 500ms);  // split votes on the slot are retried
+    a.kind = redlock::lock_kind::semaphore;
+    a.permits = sem_permits;
+    held.push_back(s.acquire(*clients.back(), static_cast<int>(k), "slots", a));
+  }
+  std::size_t holders = 0;
+  for (auto& x : held) holders += x ? 1 : 0;
+  std::cout << "permit slots, " << sem_permits << " permits: " << holders << " holders" << std::endl;
+  BOOST_TEST(holders == std::size_t{sem_permits}, "the first three each reach a free slot on both masters");
+  BOOST_TEST(!held.back(), "the fourth got a permit");
+  std::this_thread::sleep_for(100ms);
+  for (std::size_t k = 0; k < held.size(); ++k) s.release(*clients[k], static_cast<int>(k), held[k]);
+  auto ops = s.ops();
+  expect_clean("N=3, 3 permit slots, four clients on different pairs: permits", check_permits(ops));
+  expect_clean("N=3, 3 permit slots, four clients on different pairs: slot exclusion", check_exclusion(ops));
+  expect_clean("N=3, 3 permit slots, four clients on different pairs: slot fence order", check_fence_order(ops));
 }

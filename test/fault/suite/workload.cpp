@@ -3,6 +3,8 @@
 
 #include <redlock/redlock.hpp>
 
+#include "scripts/keys.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -175,6 +177,14 @@ op_bounds workload::bounds() const {
   return b;
 }
 
+std::vector<std::string> workload::fence_keys(const std::string& r) const {
+  namespace keys = redlock::detail::keys;
+  if (options_.kind != lock_kind::semaphore) return {keys::fence(key(r))};
+  std::vector<std::string> out;
+  for (unsigned i = 0; i < options_.permits; ++i) out.push_back(keys::fence(keys::permit(key(r), i)));
+  return out;
+}
+
 time_point workload::to_steady(int clock, time_point reading) const {
   if (clock < 0) return reading;
   return clocks_.at(static_cast<std::size_t>(clock))->to_steady(reading);
@@ -218,7 +228,6 @@ void workload::run_worker(std::size_t c, std::size_t r) {
   auto body = [this, c, r, &slot]() -> asio::awaitable<void> {
     std::mt19937_64 rng(options_.seed * 1000003ULL + c * 7919ULL + r * 104729ULL + 17);
     const std::string& res = resources_[r];
-    const std::string data_key = "data:" + key(res);
     auto b = bounds();
     while (!stop_.load() && slot.client) {
       acquire_options ao;
@@ -228,6 +237,7 @@ void workload::run_worker(std::size_t c, std::size_t r) {
       ao.retry_jitter = options_.retry_jitter;
       ao.fenced = options_.fenced;
       ao.kind = options_.kind;
+      ao.permits = options_.permits;
       if (ao.kind != lock_kind::mutex) ao.owner = "worker-" + std::to_string(r);
       ao.queue_timeout = options_.queue_timeout;
       // Half the acquisitions describe their holder: a mutex then takes the
@@ -270,6 +280,8 @@ void workload::run_worker(std::size_t c, std::size_t r) {
         o.valid_until_client = l.valid_until();
         o.clock = options_.injected_clocks ? static_cast<int>(c) : -1;
         o.fence = l.fence();
+        o.permits = options_.permits;
+        o.permit = l.permit();
         o.detail += " token " + l.token();
         // Per master, what the winning round saw: L locked, R refused, F failed,
         // U unknown, . pending. A two-holder report then names the masters both counted.
@@ -295,7 +307,7 @@ void workload::run_worker(std::size_t c, std::size_t r) {
       if (options_.fenced && l.fence() && (paused || l.remaining_validity() > milliseconds(5))) {
         op w;
         w.client = static_cast<int>(c);
-        w.resource = res;
+        w.resource = l.permit() ? slot_name(res, *l.permit()) : res;  // a semaphore's tokens are per slot
         w.kind = op_kind::write;
         w.token = *l.fence();
         w.acquire_op = aid;
@@ -307,7 +319,9 @@ void workload::run_worker(std::size_t c, std::size_t r) {
         auto wid = history_.invoke(w);
         auto value = "c" + std::to_string(c) + "-t" + std::to_string(*l.fence());
         auto gw = co_await guarded<error_code>(
-            [&](auto h) { slot.store->async_write(res, *l.fence(), data_key, value, std::move(h)); },
+            [&](auto h) {
+              slot.store->async_write(w.resource, *l.fence(), "data:" + key(w.resource), value, std::move(h));
+            },
             b.write + guard_margin);
         complete_guarded(history_, wid, gw, errc::stale_token, "stale", "write");
       }
@@ -370,7 +384,8 @@ asio::awaitable<void> workload::probe_masters(std::size_t c, const lock& l, std:
   auto ex = co_await asio::this_coro::executor;
   auto got = co_await guarded<std::vector<master_view>>(
       [&](auto h) {
-        probe_->submit(l.key(), l.token(), l.kind() != lock_kind::mutex, [ex, h](std::vector<master_view> v) mutable {
+        bool hash = l.kind() == lock_kind::reentrant || l.kind() == lock_kind::fair;
+        probe_->submit(l.key(), l.token(), hash, [ex, h](std::vector<master_view> v) mutable {
           asio::post(ex, [h, v]() mutable { h(std::move(v)); });
         });
       },

@@ -62,6 +62,10 @@ struct workload_options {
   /// The lock kind every worker uses; reentrant and fair workers are each
   /// their own owner (one per resource within a client).
   redlock::lock_kind kind = redlock::lock_kind::mutex;
+  /// Semaphores (kind semaphore): the number of permits of every resource.
+  /// Each holder records its slot and the slot's token; its storage writes
+  /// go to the slot (fencing tokens are per slot).
+  unsigned permits = 0;
   /// Fair locks: short, so a waiter that stopped (and the queue keys) are gone
   /// well before the end-of-round residue check.
   milliseconds queue_timeout{400};
@@ -98,6 +102,9 @@ class workload {
   const std::vector<std::string>& resources() const { return resources_; }
   /// The key of resource `r` on the masters (prefix + name).
   std::string key(const std::string& r) const { return options_.key_prefix + r; }
+  /// The fencing counters of resource `r` on the masters: its own, or one
+  /// per permit slot of a semaphore.
+  std::vector<std::string> fence_keys(const std::string& r) const;
   std::size_t clients() const { return options_.clients; }
 
   /// The injected clock of `client` (injected_clocks only).

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: Apache-2.0
+// Read-write locks (lock_kind::read / write, docs/algorithm.md section 15):
+// readers share, a writer excludes everyone, a waiting writer holds new
+// readers back (until its mark lapses), a crashed holder's hold lapses on
+// its own, re-entry by one owner, upgrade refused.
+#define BOOST_TEST_MODULE integration_rwlock
+#include <boost/test/data/test_case.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include "masters.hpp"
+#include "scripts/keys.hpp"
+
+#include <redlock/redlock.hpp>
+
+#include <atomic>
+
+using namespace std::chrono_literals;
+using redlock::errc;
+using redlock::lock_kind;
+using redlock::testing::code_of;
+using redlock::testing::eventually;
+using redlock::testing::masters;
+namespace bdata = boost::unit_test::data;
+namespace keys = redlock::detail::keys;
+
+namespace {
+
+redlock::acquire_options side(lock_kind kind, std::string owner = "", std::chrono::milliseconds ttl = 5000ms) {
+  redlock::acquire_options o;
+  o.kind = kind;
+  o.ttl = ttl;
+  o.owner = std::move(owner);
+  return o;
+}
+const auto reader = lock_kind::read;
+const auto writer = lock_kind::write;
+
+}  // namespace
+
+BOOST_DATA_TEST_CASE(readers_share_and_a_writer_excludes_everyone, bdata::make({1, 3, 5}), nodes) {
+  masters m(static_cast<std::size_t>(nodes));
+  redlock::client c(m.options());
+  auto r1 = c.acquire("doc", side(reader, "a"));
+  auto r2 = c.acquire("doc", side(reader, "b"));
+  BOOST_TEST((r1.kind() == reader));
+  BOOST_TEST(!c.try_acquire("doc", side(writer, "w")).has_value(), "a writer while two read");
+  c.release(r1);
+  BOOST_TEST(!c.try_acquire("doc", side(writer, "w")).has_value(), "a writer while one reads");
+  c.release(r2);
+  auto w = c.acquire("doc", side(writer, "w"));
+  BOOST_TEST(!c.try_acquire("doc", side(reader, "a")).has_value(), "a reader while one writes");
+  BOOST_TEST(!c.try_acquire("doc", side(writer, "x")).has_value(), "a second writer");
+  c.release(w);
+  BOOST_TEST(eventually([&] { return m.holding("doc") == 0u; }), "the key outlived its last hold");
+}
+
+BOOST_AUTO_TEST_CASE(a_waiting_writer_is_not_starved_by_a_stream_of_readers) {
+  masters m(3);
+  redlock::client c(m.options());
+  std::atomic<bool> stop{false}, writer_in{false};
+  std::atomic<int> reads_after_writer_asked{0};
+  std::atomic<bool> writer_asked{false};
+  // Readers overlap one another all the time: without the mark, a writer
+  // would never find the lock free.
+  std::vector<std::thread> readers;
+  for (int i = 0; i < 3; ++i)
+    readers.emplace_back([&, i] {
+      redlock::client rc(m.options());
+      auto opts = side(reader, "reader" + std::to_string(i));
+      opts.wait = 5s;
+      opts.retry_delay = 5ms;
+      opts.retry_jitter = 2ms;
+      while (!stop) {
+        auto l = rc.try_acquire("stream", opts);
+        if (!l) continue;
+        if (writer_asked) ++reads_after_writer_asked;
+        std::this_thread::sleep_for(40ms);
+        rc.release(*l);
+      }
+    });
+  std::this_thread::sleep_for(200ms);
+  auto opts = side(writer, "writer");
+  opts.wait = 5s;
+  opts.retry_delay = 10ms;
+  opts.retry_jitter = 5ms;
+  writer_asked = true;
+  auto t0 = std::chrono::steady_clock::now();
+  auto w = c.try_acquire("stream", opts);
+  auto waited = std::chrono::steady_clock::now() - t0;
+  writer_in = w.has_value();
+  if (w) c.release(*w);
+  stop = true;
+  for (auto& t : readers) t.join();
+  BOOST_TEST(writer_in.load(), "the writer starved");
+  BOOST_TEST((waited < 3s));
+}
+
+BOOST_AUTO_TEST_CASE(a_writer_that_goes_away_blocks_readers_only_until_its_mark_lapses) {
+  masters m(3);
+  redlock::client c(m.options());
+  auto r = c.acquire("marked", side(reader, "a"));
+  {
+    // A writer that waits (and so puts its mark up), then is cancelled by
+    // its wait running out: it takes the mark down itself.
+    auto opts = side(writer, "w");
+    opts.wait = 150ms;
+    opts.retry_delay = 20ms;
+    BOOST_TEST(!c.try_acquire("marked", opts).has_value());
+  }
+  BOOST_TEST(eventually([&] { return m.holding(keys::waiting_writer("marked")) == 0u; }), "a writer's mark stayed up");
+  auto r2 = c.acquire("marked", side(reader, "b"));
+  // A mark left by a writer that died: it lapses on its own.
+  m.on_all({"SET", keys::waiting_writer("marked"), "dead-writer", "PX", "300"});
+  BOOST_TEST(!c.try_acquire("marked", side(reader, "c")).has_value(), "a reader passed a waiting writer");
+  auto opts = side(reader, "c");
+  opts.wait = 2s;
+  opts.retry_delay = 20ms;
+  auto r3 = c.acquire("marked", opts);
+  for (auto* l : {&r, &r2, &r3}) c.release(*l);
+}
+
+BOOST_AUTO_TEST_CASE(a_crashed_readers_hold_lapses_while_others_keep_the_key_alive) {
+  masters m(3);
+  redlock::client c(m.options());
+  auto alive = c.acquire("lapse", side(reader, "alive", 5000ms));
+  {
+    redlock::client gone(m.options());
+    gone.acquire("lapse", side(reader, "crashed", 300ms));  // never released
+  }
+  // The live reader keeps the key alive for seconds; the crashed reader's
+  // hold must end at its own deadline all the same.
+  std::this_thread::sleep_for(600ms);
+  c.release(alive);
+  auto w = c.try_acquire("lapse", side(writer, "w"));
+  BOOST_TEST(w.has_value(), "a lapsed reader still held the writer back");
+  if (w) c.release(*w);
+}
+
+BOOST_AUTO_TEST_CASE(one_owner_reenters_and_may_not_upgrade) {
+  masters m(3);
+  redlock::client c(m.options());
+  auto r = c.acquire("own", side(reader, "me"));
+  auto r_again = c.acquire("own", side(reader, "me"));  // read inside read: no round on the masters
+  BOOST_TEST(r_again.token() == r.token());
+  BOOST_TEST(r.holds() == 2);
+  BOOST_TEST(code_of([&] { c.acquire("own", side(writer, "me")); }) == errc::upgrade_refused);
+  c.release(r_again);
+  BOOST_TEST(m.holding("own") == 3u, "the inner release let the outer go");
+  c.release(r);
+  BOOST_TEST(eventually([&] { return m.holding("own") == 0u; }));
+  auto w = c.acquire("own", side(writer, "me"));
+  auto r_in_w = c.acquire("own", side(reader, "me"));  // read inside write
+  auto w_in_w = c.acquire("own", side(writer, "me"));
+  BOOST_TEST(w.holds() == 3);
+  BOOST_TEST(!c.try_acquire("own", side(reader, "someone else")).has_value());
+  c.release(w_in_w);
+  c.release(r_in_w);
+  c.release(w);
+  BOOST_TEST(eventually([&] { return m.holding("own") == 0u; }));
+}
+
+BOOST_AUTO_TEST_CASE(fencing_renewal_and_release_of_each_side) {
+  masters m(3);
+  redlock::client c(m.options());
+  auto opts = side(writer, "", 600ms);
+  opts.fenced = true;
+  opts.renew = true;
+  auto w = c.acquire("fenced-rw", opts);
+  BOOST_REQUIRE(w.fence().has_value());
+  std::this_thread::sleep_for(1000ms);
+  BOOST_TEST(!w.lost());
+  c.release(w);
+  auto r = c.acquire("fenced-rw", [&] {
+    auto o = side(reader);
+    o.fenced = true;
+    return o;
+  }());
+  BOOST_TEST(*r.fence() > *w.fence());
+  c.release(r);
+  BOOST_TEST(code_of([&] { c.release(r); }) == errc::not_held);
+}
+
+BOOST_AUTO_TEST_CASE(another_kind_under_the_name_is_reported_not_overwritten) {
+  masters m(3);
+  redlock::client c(m.options());
+  auto mutex = c.acquire("taken");
+  BOOST_TEST(code_of([&] { c.acquire("taken", side(reader)); }) == errc::wrong_type);
+  c.release(mutex);
+  auto reentrant = c.acquire("hashed", side(lock_kind::reentrant, "x"));
+  BOOST_TEST(code_of([&] { c.acquire("hashed", side(writer)); }) == errc::wrong_type);
+  BOOST_TEST(m[0].command({"TYPE", "hashed"}) == "hash");
+  c.release(reentrant);
+}
