@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -93,6 +94,9 @@ class stopped_masters {
   std::vector<master*> which_;
 };
 
+/// {"name": count, ...}.
+json::object counts_json(const std::map<std::string, std::size_t>& m);
+
 /// Short name of an error code (errc enumerator names for redlock's codes).
 std::string error_name(const boost::system::error_code& ec);
 
@@ -133,10 +137,32 @@ outcome run_scale_nodes(settings& s);
 outcome run_many_names(settings& s);
 outcome run_many_clients(settings& s);
 
-/// many_clients runs this executable again as its worker processes: main()
-/// hands such an invocation to many_clients_worker.
-bool is_many_clients_worker(int argc, char** argv);
+outcome run_elect(settings& s);
+
+/// Worker processes: many_clients and elect run this executable again with
+/// argv[1] = their flag; main() hands such an invocation to the worker.
+inline constexpr const char* many_clients_worker_flag = "--many-clients-worker";
+inline constexpr const char* elect_worker_flag = "--elect-worker";
+bool is_worker(int argc, char** argv, const char* flag);
 int many_clients_worker(int argc, char** argv);
+int elect_worker(int argc, char** argv);
+
+/// A worker's command line: {"redlock-bench", flag, nodes, node timeout ms}
+/// followed by the scenario's own arguments (from argv[4] on in the worker).
+std::vector<std::string> worker_args(const settings& s, const char* flag);
+/// In the worker: checks that `own_args` arguments follow worker_args', then
+/// runs `body` with the client options they carried, turning an exception
+/// into a message on stderr and status 1 (2 for a wrong argument count).
+int worker_main(int argc, char** argv, int own_args, const std::function<int(const redlock::client_options&)>& body);
+/// A whole decimal argument; throws std::runtime_error otherwise.
+long long number_arg(const char* s);
+/// Starts this executable (/proc/self/exe) with `args` (args[0] is its
+/// argv[0]); with `stdout_fd` >= 0 the child's stdout is that descriptor.
+/// Returns the child's pid, or -1 when it could not start.
+pid_t spawn_self(const std::vector<std::string>& args, int stdout_fd = -1);
+/// Waits for a worker to exit until `give_up`, then SIGKILLs and reaps it.
+/// True when it exited with status 0.
+bool reap(pid_t pid, steady::time_point give_up);
 
 /// --plot DIR: writes the data files and a gnuplot script for the latency
 /// CDFs (ours, the floors, the peers' p50/p99/max when `peers_dir` holds

@@ -1,16 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "bench.hpp"
+#include "duration.hpp"
 
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <csignal>
 #include <stdexcept>
 #include <string_view>
+#include <cstring>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <thread>
+
+extern char** environ;
 
 namespace bench {
 
@@ -232,7 +239,74 @@ json::array stopped_masters::uris() const {
   return out;
 }
 
+// ---- worker processes ---------------------------------------------------------------
+
+bool is_worker(int argc, char** argv, const char* flag) { return argc > 1 && std::strcmp(argv[1], flag) == 0; }
+
+std::vector<std::string> worker_args(const settings& s, const char* flag) {
+  std::string nodes;
+  for (auto& u : s.uris()) nodes += (nodes.empty() ? "" : ",") + u;
+  return {"redlock-bench", flag, nodes, std::to_string(s.node_timeout.count())};
+}
+
+int worker_main(int argc, char** argv, int own_args, const std::function<int(const redlock::client_options&)>& body) {
+  if (argc != 4 + own_args) {
+    std::fprintf(stderr, "%s: expected %d arguments\n", argv[1], 2 + own_args);
+    return 2;
+  }
+  try {
+    redlock::client_options co;
+    co.nodes = redlock::cli::split_list(argv[2]);
+    co.node_timeout = milliseconds(number_arg(argv[3]));
+    return body(co);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", argv[1], e.what());
+    return 1;
+  }
+}
+
+long long number_arg(const char* s) {
+  long long v = 0;
+  auto end = s + std::strlen(s);
+  auto [p, ec] = std::from_chars(s, end, v);
+  if (ec != std::errc() || p != end) throw std::runtime_error(std::string("not a number: ") + s);
+  return v;
+}
+
+pid_t spawn_self(const std::vector<std::string>& args, int stdout_fd) {
+  std::vector<std::string> copy = args;
+  std::vector<char*> argv;
+  for (auto& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  if (::posix_spawn_file_actions_init(&actions) != 0) return -1;
+  if (stdout_fd >= 0) ::posix_spawn_file_actions_adddup2(&actions, stdout_fd, STDOUT_FILENO);
+  pid_t pid = -1;
+  int rc = ::posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv.data(), environ);
+  ::posix_spawn_file_actions_destroy(&actions);
+  return rc == 0 ? pid : -1;
+}
+
+bool reap(pid_t pid, steady::time_point give_up) {
+  int status = 0;
+  while (::waitpid(pid, &status, WNOHANG) == 0) {
+    if (steady::now() > give_up) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      return false;
+    }
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 // ---- misc ---------------------------------------------------------------------------
+
+json::object counts_json(const std::map<std::string, std::size_t>& m) {
+  json::object o;
+  for (auto& [k, v] : m) o[k] = v;
+  return o;
+}
 
 std::string error_name(const boost::system::error_code& ec) {
   // The library names its own codes (every one, including those added later).

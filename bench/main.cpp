@@ -8,7 +8,8 @@
 // ports. Prints a table on stdout (progress on stderr) and, with --json, the
 // figures as JSON. Exit status: 0 when the run completed; 1 on a bad option
 // or a scenario that could not run; 3 when `contended` saw overlapping holders
-// (or `semaphore`, `semaphore_skew` more holders than permits).
+// (or `semaphore`, `semaphore_skew` more holders than permits, or `elect` a
+// leader whose epoch did not exceed its predecessor's, or two at once).
 #include "bench.hpp"
 #include "duration.hpp"
 
@@ -60,6 +61,8 @@ const scenario all_scenarios[] = {
     {"scale_nodes", run_scale_nodes, "uncontended pairs and the hand-written quorum floor for 1, 3, 5, 7 and 9 masters"},
     {"many_names", run_many_names, "100,000 distinct locks held at once (64 in flight): rate, bytes per lock, acquire next to them"},
     {"many_clients", run_many_clients, "32 client processes x 8 acquire+release loops in flight each, distinct names"},
+    {"elect", run_elect,
+     "leader election: failover after the leader's process is SIGKILLed, 3 standbys campaigning (TTL 500 ms)"},
     {"alloc", run_alloc, "heap allocations (malloc, calloc, realloc; every thread) per uncontended acquire+release"},
 };
 
@@ -218,6 +221,7 @@ void print_table(std::ostream& os, const json::object& root) {
       {"fair_handoff_over_floor", "contended_fair hand-off p50 / floor EVALSHA p50", 3.0},
       {"handoff_over_floor", "contended (mutex) hand-off p50 / floor EVALSHA p50", 0},
       {"fair_handoff_over_round", "contended_fair hand-off p50 / uncontended sync acquire p50 (one quorum round)", 0},
+      {"failover_over_ttl", "elect failover p50 (leader SIGKILLed to a standby leading) / its TTL", 0},
   };
   os << "ratios\n";
   const auto& ratios = root.at("ratios").get_object();
@@ -252,7 +256,8 @@ json::value ratio(std::optional<double> a, std::optional<double> b) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (is_many_clients_worker(argc, argv)) return many_clients_worker(argc, argv);
+  if (is_worker(argc, argv, many_clients_worker_flag)) return many_clients_worker(argc, argv);
+  if (is_worker(argc, argv, elect_worker_flag)) return elect_worker(argc, argv);
   std::string nodes_arg, pidfiles, json_path, node_timeout_arg = "50ms", ttl_arg = "10s";
   std::string plot_dir, plot_from, peers_dir;
   std::vector<std::string> scenario_args;
@@ -440,12 +445,16 @@ int main(int argc, char** argv) {
   ratios["fair_handoff_over_round"] =
       ratio(p50_of(root, "contended_fair", "handoff_us"), p50_of(root, "uncontended", "sync_acquire_us"));
   ratios["fenced_over_plain"] = ratio(p50_of(root, "fenced", "acquire_us"), p50_of(root, "uncontended", "acquire_us"));
+  if (auto* e = root.if_contains("elect"))
+    ratios["failover_over_ttl"] = ratio(p50_of(root, "elect", "failover_ms"), e->get_object().at("ttl_ms").to_number<double>());
+  else
+    ratios["failover_over_ttl"] = nullptr;
   root["ratios"] = ratios;
   if (!skipped.empty()) root["skipped"] = skipped;
   if (!errors.empty()) root["scenario_errors"] = errors;
 
   std::size_t violations = 0;
-  for (const char* name : {"contended", "contended_fair", "semaphore", "semaphore_skew"})
+  for (const char* name : {"contended", "contended_fair", "semaphore", "semaphore_skew", "elect"})
     if (auto* c = root.if_contains(name)) violations += c->get_object().at("violations").to_number<std::size_t>();
 
   int status = 0;
@@ -472,7 +481,8 @@ int main(int argc, char** argv) {
   if (!errors.empty()) status = 1;
   if (violations > 0) {
     std::cerr << "redlock-bench: " << violations
-              << " overlapping holders seen in contended (or more holders than permits in semaphore)\n";
+              << " overlapping holders seen in contended (or more holders than permits in semaphore, or a"
+                 " leader whose epoch did not exceed the one before in elect)\n";
     status = 3;
   }
   return status;

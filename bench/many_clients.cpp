@@ -5,7 +5,6 @@
 // are many processes, not one. Each process is this executable again
 // (--many-clients-worker), so it measures the same library build.
 #include "bench.hpp"
-#include "duration.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -13,21 +12,16 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include <charconv>
-#include <cstring>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <optional>
-#include <spawn.h>
 #include <sstream>
 #include <stdexcept>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
-
-extern char** environ;
 
 namespace bench {
 
@@ -38,15 +32,7 @@ namespace {
 
 constexpr std::size_t processes = 32;
 constexpr std::size_t in_flight_per_process = 8;
-constexpr const char* worker_flag = "--many-clients-worker";
-
-long long number_arg(const char* s) {
-  long long v = 0;
-  auto end = s + std::strlen(s);
-  auto [p, ec] = std::from_chars(s, end, v);
-  if (ec != std::errc() || p != end) throw std::runtime_error(std::string("not a number: ") + s);
-  return v;
-}
+constexpr const char* worker_flag = many_clients_worker_flag;
 
 // Counts this measurement's own connection too: it cancels out in a difference.
 long long connected_clients(const master& m) { return info_number(m, "clients", "connected_clients"); }
@@ -55,16 +41,9 @@ long long connected_clients(const master& m) { return info_number(m, "clients", 
 
 // In the child: warm up, wait for the common start, run the loops until the
 // common end, then write "pairs failures\n<µs> <µs> ...\n" to the out file.
-// Arguments: nodes node_timeout_ms ttl_ms prefix start_ns run_ms out_file.
+// Arguments: worker_args, then ttl_ms prefix start_ns run_ms out_file.
 int many_clients_worker(int argc, char** argv) {
-  if (argc != 9) {
-    std::fprintf(stderr, "%s: expected 7 arguments\n", worker_flag);
-    return 2;
-  }
-  try {
-    redlock::client_options co;
-    co.nodes = redlock::cli::split_list(argv[2]);
-    co.node_timeout = milliseconds(number_arg(argv[3]));
+  return worker_main(argc, argv, 5, [argv](const redlock::client_options& co) {
     redlock::acquire_options o;
     o.ttl = milliseconds(number_arg(argv[4]));
     const std::string prefix = argv[5];
@@ -112,13 +91,8 @@ int many_clients_worker(int argc, char** argv) {
     for (double v : lat) out << std::lround(v) << " ";
     out << "\n";
     return out ? 0 : 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: %s\n", worker_flag, e.what());
-    return 1;
-  }
+  });
 }
-
-bool is_many_clients_worker(int argc, char** argv) { return argc > 1 && std::string(argv[1]) == worker_flag; }
 
 outcome run_many_clients(settings& s) {
   outcome r;
@@ -126,8 +100,6 @@ outcome run_many_clients(settings& s) {
   // Long enough for every process to start, connect and warm up first (the
   // sanitizer build of the smoke test starts slowly).
   const auto lead = s.quick ? 4000ms : 6000ms;
-  std::string nodes;
-  for (auto& u : s.uris()) nodes += (nodes.empty() ? "" : ",") + u;
   const auto start = steady::now() + lead;
   const auto start_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(start.time_since_epoch()).count();
 
@@ -138,20 +110,11 @@ outcome run_many_clients(settings& s) {
   std::vector<std::string> files;
   for (std::size_t i = 0; i < processes; ++i) {
     files.push_back("/tmp/redlock-bench-many-clients-" + std::to_string(::getpid()) + "-" + std::to_string(i));
-    std::vector<std::string> args = {"redlock-bench",
-                                     worker_flag,
-                                     nodes,
-                                     std::to_string(s.node_timeout.count()),
-                                     std::to_string(s.ttl.count()),
-                                     s.tag + ":mc:" + std::to_string(i),
-                                     std::to_string(start_ns),
-                                     std::to_string(run.count()),
-                                     files.back()};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid = -1;
-    if (::posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv.data(), environ) != 0) {
+    auto args = worker_args(s, worker_flag);
+    args.insert(args.end(), {std::to_string(s.ttl.count()), s.tag + ":mc:" + std::to_string(i),
+                             std::to_string(start_ns), std::to_string(run.count()), files.back()});
+    pid_t pid = spawn_self(args);
+    if (pid < 0) {
       for (pid_t c : children) ::kill(c, SIGKILL);
       for (pid_t c : children) ::waitpid(c, nullptr, 0);
       r.skipped = "could not start worker processes";
@@ -172,18 +135,8 @@ outcome run_many_clients(settings& s) {
   // killed and counted, never waited on forever.
   std::size_t worker_failures = 0;
   const auto give_up = start + run + 30s;
-  for (pid_t c : children) {
-    int status = 0;
-    while (::waitpid(c, &status, WNOHANG) == 0) {
-      if (steady::now() > give_up) {
-        ::kill(c, SIGKILL);
-        ::waitpid(c, &status, 0);
-        break;
-      }
-      std::this_thread::sleep_for(20ms);
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++worker_failures;
-  }
+  for (pid_t c : children)
+    if (!reap(c, give_up)) ++worker_failures;
 
   std::vector<double> lat;
   std::size_t pairs = 0, failures = 0;

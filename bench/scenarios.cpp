@@ -34,12 +34,6 @@ double round_to(double x, int decimals) {
   return std::round(x * scale) / scale;
 }
 
-json::object counts_json(const std::map<std::string, std::size_t>& m) {
-  json::object o;
-  for (auto& [k, v] : m) o[k] = v;
-  return o;
-}
-
 // Runs coroutines on `io`, on this thread, until every one has finished (the
 // client's connections keep the context busy, so run() alone would not return).
 void run_all(asio::io_context& io, std::vector<asio::awaitable<void>> tasks) {
