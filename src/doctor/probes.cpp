@@ -22,7 +22,11 @@ lock_names names_of_lock(const std::string& key_prefix, const std::string& name)
           keys::wake_channel(key, sample_client_id),
           keys::wake_list(key),
           keys::wake_deadlines(key),
-          keys::holder(key)};
+          keys::holder(key),
+          keys::permit(key, 0),
+          keys::permits(key),
+          keys::waiting_writer(key),
+          keys::leader_channel(key)};
 }
 
 std::vector<std::vector<std::string>> acl_probes(const lock_names& l) {
@@ -83,6 +87,18 @@ std::vector<std::vector<std::string>> acl_probes(const lock_names& l) {
       {"DEL", l.holder},
       {"PTTL", l.holder},
       {"PEXPIRE", l.holder, "10000"},
+      {"HLEN", l.key},
+      {"SET", l.permit_slot, field, "NX", "PX", "10000"},
+      {"GET", l.permit_slot},
+      {"DEL", l.permit_slot},
+      {"GET", l.permits},
+      {"SET", l.permits, "3", "PX", "10000"},
+      {"PTTL", l.permits},
+      {"GET", l.writer},
+      {"SET", l.writer, field, "PX", "10000"},
+      {"DEL", l.writer},
+      {"SUBSCRIBE", l.leader_channel},
+      {"PUBLISH", l.leader_channel, "1"},
       {"PUBLISH", l.channel, "1"},
       {"PUBLISH", l.wake_channel, "1"},
       {"TIME"},

@@ -13,6 +13,9 @@ namespace redlock::detail {
 /// The keys and channels of one lock (client_impl's key layout).
 struct lock_names {
   std::string key, fence, queue, deadlines, terms, channel, wake_channel, wake_list, wake_deadlines, holder;
+  // Semaphores (a sample slot and the permits record), read-write locks
+  // (the waiting writer's mark) and leader election (its channel).
+  std::string permit_slot, permits, writer, leader_channel;
 };
 lock_names names_of_lock(const std::string& key_prefix, const std::string& name);
 

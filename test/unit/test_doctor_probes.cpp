@@ -34,11 +34,13 @@ BOOST_AUTO_TEST_CASE(probes_name_the_lock_keys_and_channels_with_the_prefix) {
   BOOST_TEST(lock.fence == "{app:x}:fence");
   BOOST_TEST(lock.channel == "{app:x}:released");
   BOOST_TEST(lock.wake_channel.rfind("{app:x}:released:", 0) == 0u);
-  bool uses[10] = {};
-  const std::string* names[10] = {&lock.key,          &lock.fence,     &lock.queue,          &lock.deadlines,
-                                  &lock.terms,        &lock.channel,   &lock.wake_channel,   &lock.wake_list,
-                                  &lock.wake_deadlines, &lock.holder};
+  constexpr int n = 14;
+  bool uses[n] = {};
+  const std::string* names[n] = {&lock.key,         &lock.fence,       &lock.queue,        &lock.deadlines,
+                                 &lock.terms,       &lock.channel,     &lock.wake_channel, &lock.wake_list,
+                                 &lock.wake_deadlines, &lock.holder,   &lock.permit_slot,  &lock.permits,
+                                 &lock.writer,      &lock.leader_channel};
   for (auto& p : acl_probes(lock))
-    for (int i = 0; i < 10; ++i) uses[i] |= std::find(p.begin(), p.end(), *names[i]) != p.end();
-  for (int i = 0; i < 10; ++i) BOOST_TEST(uses[i], *names[i] << " is never probed");
+    for (int i = 0; i < n; ++i) uses[i] |= std::find(p.begin(), p.end(), *names[i]) != p.end();
+  for (int i = 0; i < n; ++i) BOOST_TEST(uses[i], *names[i] << " is never probed");
 }
