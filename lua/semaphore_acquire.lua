@@ -18,8 +18,8 @@
 -- Returns the position (0-based) of the slot taken among the candidates,
 -- or { position, fence counter } when fenced; nil when every candidate is
 -- held. Refused with a PERMITS error when the semaphore is in use with
--- another number of permits (nothing taken), with WRONGTYPE when a slot
--- holds someone else's data (never overwritten).
+-- another number of permits (nothing taken), with WRONGTYPE when no slot is
+-- free and one of them holds someone else's data (never overwritten).
 local n = tonumber(ARGV[7])
 local permits_key, wake, wake_until = KEYS[n + 1], KEYS[n + 2], KEYS[n + 3]
 local fenced = ARGV[3] == '1'

@@ -34,7 +34,8 @@ local permits = {}
 local in_use = KEYS[5] and redis.call('GET', KEYS[5])
 if in_use then
   permits[1] = in_use
-  for i = 0, (tonumber(in_use) or 0) - 1 do
+  -- (bounded as the client bounds it, max_permits, whatever the record says)
+  for i = 0, math.min(tonumber(in_use) or 0, 1024) - 1 do
     local slot = '{' .. KEYS[1] .. '}:permit:' .. i  -- keys::permit, keys::fence, keys::holder
     -- (a slot of another type is reported by acquisitions, not here)
     local holder = redis.call('TYPE', slot)['ok'] == 'string' and redis.call('GET', slot)

@@ -87,21 +87,7 @@ void acquire_op::attempt() {
   if (!is_hash_kind())
     round->on_late_yes([self = shared_from_this(), token = token_, attempt = attempts_,
                         first_slot = first_slot_](std::uint32_t node, const node_outcome& said) {
-      bool abandoned = attempt <= self->abandoned_attempt_;
-      if (self->holds_names_together()) {
-        if (abandoned) release_all_round(self->client_, self->keys_, token, self->described(), [](quorum_round&) {})->start_on({node});
-        return;
-      }
-      if (!self->is_semaphore()) {
-        if (abandoned)
-          release_abandoned(self->client_, self->options_.kind, self->key_, token, 0, self->described(), {node});
-        return;
-      }
-      auto permits = self->options_.permits;
-      auto granted = permit_slot(first_slot, permits, said.choice);
-      std::optional<unsigned> won;
-      if (!abandoned && self->won_choice_) won = permit_slot(first_slot, permits, *self->won_choice_);
-      if (won != granted) release_permits(self->client_, self->key_, permits, won, token, self->described(), {node});
+      self->on_late_grant(node, said, token, attempt, first_slot);
     });
   // A fair poll that fails is only followed by waiting in line: hear every
   // master first, so that cleaning up does not release (and so void the
@@ -111,6 +97,29 @@ void acquire_op::attempt() {
   if (poll_id) handover_.note_poll(poll_id, round->started_at());
 }
 
+// A grant that arrived after its attempt's round was decided. Kept only
+// when it is part of a hold still held (the won slot, for a semaphore):
+// given back when its attempt was abandoned, or its hold already released
+// (or dropped: nobody can release or extend it any more; the quorum's keys
+// still run to their TTL).
+void acquire_op::on_late_grant(std::uint32_t node, const node_outcome& said, const std::string& token,
+                               unsigned attempt, unsigned first_slot) {
+  bool abandoned = attempt <= abandoned_attempt_;
+  auto held = held_.lock();
+  bool let_go = abandoned || (phase_ == phase::done && (!held || held->released));
+  if (holds_names_together()) {
+    if (let_go) release_all_round(client_, keys_, token, described(), [](quorum_round&) {})->start_on({node});
+    return;
+  }
+  if (!is_semaphore()) {
+    if (let_go) release_abandoned(client_, options_.kind, key_, token, 0, described(), {node});
+    return;
+  }
+  auto granted = permit_slot(first_slot, options_.permits, said.choice);
+  std::optional<unsigned> won;
+  if (!let_go && won_choice_) won = permit_slot(first_slot, options_.permits, *won_choice_);
+  if (won != granted) release_permits(client_, key_, options_.permits, won, token, described(), {node});
+}
 
 void acquire_op::on_decided(quorum_round& f, std::uint64_t poll_id) {
   if (phase_ == phase::done) return;  // a release handed us the lock while this poll was in flight
@@ -164,7 +173,7 @@ void acquire_op::abandon_attempt(error_code why, std::vector<std::uint32_t> node
 void acquire_op::retry_or_fail(error_code why) {
   bool count_ok = options_.max_attempts == 0 ? options_.wait.count() > 0 : attempts_ < options_.max_attempts;
   // Errors that retrying cannot fix end the wait at once.
-  bool permanent = why == errc::wrong_type || why == errc::auth_failed;
+  bool permanent = why == errc::wrong_type || why == errc::auth_failed || why == errc::permits_mismatch;
   auto delay = fair_backoff(client_->jittered(options_.retry_delay, options_.retry_jitter), queue_rank_, options_);
   if (options_.wait.count() > 0) {
     auto remaining = wait_deadline_ - std::chrono::steady_clock::now();
@@ -292,6 +301,7 @@ void acquire_op::hold(win w) {
     state->keys = keys_;
     if (options_.fenced) state->fences = fences_;
   }
+  held_ = state;
   begin_holding(client_, state, options_, w.confirm_handover);
   complete({}, lock_access::make(std::move(state)));
 }

@@ -78,6 +78,8 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   // attempts
   void attempt();
   void on_decided(quorum_round& f, std::uint64_t poll_id);
+  void on_late_grant(std::uint32_t node, const node_outcome& said, const std::string& token, unsigned attempt,
+                     unsigned first_slot);
   // the fair hand-over (acquire_wake.cpp)
   void on_handed(std::uint32_t node, std::uint64_t poll_id);
   bool won_by_hand_over();
@@ -116,7 +118,8 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   acquire_handler handler_;
   std::uint64_t latest_request_ = 0;  // reentrant/fair: the id of our latest request
   unsigned first_slot_ = 0;           // semaphore: where this attempt's candidates start
-  std::optional<std::int32_t> won_choice_;  // semaphore: the candidate the winning attempt holds
+  std::optional<std::int32_t> won_choice_;
+  std::weak_ptr<lock_state> held_;  // what the winning attempt became (a late grant may outlive its release)  // semaphore: the candidate the winning attempt holds
   double queue_score_ = 0;
   std::size_t queue_rank_ = 0;  // fair: waiters ahead of us at the last attempt
   handover_ledger handover_;    // fair: grants releases handed us

@@ -49,7 +49,8 @@ verdict classify_permit_grant(const redisReply& r, node_outcome& out) {
 verdict classify_multi_grant(const redisReply& r, node_outcome& out) {
   if (r.type == REDIS_REPLY_ARRAY) {
     for (std::size_t i = 0; i < r.elements; ++i) {
-      if (r.element[i]->type != REDIS_REPLY_INTEGER) return failed_reply(r, out);
+      // Counters are never negative: anything else is not our script's answer.
+      if (r.element[i]->type != REDIS_REPLY_INTEGER || r.element[i]->integer < 0) return failed_reply(r, out);
       out.fields.push_back(std::to_string(r.element[i]->integer));
     }
     return verdict::yes;

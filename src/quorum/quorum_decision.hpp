@@ -75,6 +75,9 @@ class quorum_decision {
   bool refused_by_quorum() const noexcept { return no_ > nodes_ - quorum_; }
   bool every_master_answered() const noexcept { return yes_ + no_ + failed_ == nodes_; }
 
+  /// Refusals, counting yes votes for choices other than the winner's (a
+  /// split vote lost to contention, not to failures).
+  std::size_t refused_or_outvoted() const noexcept { return no_ + (yes_ - best()); }
   std::size_t yes() const noexcept { return yes_; }
   std::size_t no() const noexcept { return no_; }
   std::size_t failed() const noexcept { return failed_; }

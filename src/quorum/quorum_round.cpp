@@ -101,7 +101,7 @@ void quorum_round::on_reply(std::uint32_t node, const boost::system::error_code&
 }
 
 boost::system::error_code quorum_round::failure() const {
-  if (decision_.failed() <= decision_.no()) return {};
+  if (decision_.failed() <= decision_.refused_or_outvoted()) return {};
   for (auto& o : outcomes_)
     if (o.state == node_state::failed || o.state == node_state::unknown)
       if (o.error) return o.error;
