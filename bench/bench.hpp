@@ -128,6 +128,9 @@ outcome run_contended_fair(settings& s);
 /// `semaphore` and `semaphore_skew`: permits of the semaphore (with --workers holders).
 inline constexpr unsigned semaphore_permits = 3;
 outcome run_semaphore(settings& s);
+/// `rwlock`: the share of acquisitions that are writes (the rest read).
+inline constexpr double rwlock_write_share = 0.1;
+outcome run_rwlock(settings& s);
 outcome run_semaphore_skew(settings& s);
 outcome run_fenced(settings& s);
 outcome run_one_hung(settings& s);

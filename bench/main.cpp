@@ -53,6 +53,7 @@ const scenario all_scenarios[] = {
     {"contended", run_contended, "--workers (8) workers, each its own client, on one key with retries (10 +/- 10 ms)"},
     {"contended_fair", run_contended_fair, "the same with the fair (FIFO) lock"},
     {"semaphore", run_semaphore, "--workers (8) workers on one semaphore of 3 permits, retries (10 +/- 10 ms)"},
+    {"rwlock", run_rwlock, "--workers (8) workers on one read-write lock, 90% reads, retries (10 +/- 10 ms)"},
     {"semaphore_skew", run_semaphore_skew,
      "5 holders of 3 permits at once, one attempt each, two links of each 50 ms slower (the peer's semskew)"},
     {"fenced", run_fenced, "sequential acquire+release with fencing tokens, one resource"},
@@ -454,7 +455,7 @@ int main(int argc, char** argv) {
   if (!errors.empty()) root["scenario_errors"] = errors;
 
   std::size_t violations = 0;
-  for (const char* name : {"contended", "contended_fair", "semaphore", "semaphore_skew", "elect"})
+  for (const char* name : {"contended", "contended_fair", "semaphore", "rwlock", "semaphore_skew", "elect"})
     if (auto* c = root.if_contains(name)) violations += c->get_object().at("violations").to_number<std::size_t>();
 
   int status = 0;

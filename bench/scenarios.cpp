@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cmath>
 #include <exception>
+#include <random>
 #include <optional>
 #include <poll.h>
 #include <stdexcept>
@@ -397,10 +398,15 @@ namespace {
 // the most holders inside at once (more than `permits` is a violation), for a
 // single holder the hand-off (a holder's release call to the next holder's
 // acquisition) and, for the fair lock, FIFO violations.
-outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& suffix, unsigned permits = 1) {
+// A read-write lock (kind read): each acquisition is a write with
+// probability `write_share`; a writer inside with anyone else, or a reader
+// inside with a writer, is a violation.
+outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& suffix, unsigned permits = 1,
+                      double write_share = 0) {
   outcome r;
   const std::size_t workers = s.workers;
   const bool semaphore = kind == redlock::lock_kind::semaphore;
+  const bool rw = kind == redlock::lock_kind::read;
   const int limit = static_cast<int>(permits);
   const int secs = s.quick ? 4 : 10;
   const auto section = 20us;  // time spent "inside", yielding the CPU meanwhile
@@ -413,6 +419,8 @@ outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& s
     std::size_t successes = 0;
     std::vector<double> wait;  // µs from the acquire call to holding the lock
     std::vector<double> handoff;
+    std::vector<double> write_wait;  // rw: the writers' share of `wait`
+    std::size_t writes = 0;
     std::vector<acquisition> log;
     std::map<std::string, std::size_t> errors;
   };
@@ -437,7 +445,7 @@ outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& s
 
   std::uint64_t attempts_at_start = 0;  // the warm-up's attempts are not the run's
   for (auto& c : counters) attempts_at_start += c->acquire_attempts.load();
-  std::atomic<int> inside{0}, max_inside{0};
+  std::atomic<int> inside{0}, max_inside{0}, writers_inside{0};
   std::atomic<std::size_t> violations{0}, expired{0};
   std::vector<std::atomic<std::size_t>> per_permit(semaphore ? permits : 0);  // sections per slot held
   std::vector<std::atomic<std::size_t>> per_second(static_cast<std::size_t>(secs));
@@ -449,13 +457,16 @@ outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& s
     threads.emplace_back([&, w] {
       auto& c = *clients[w];
       auto& out = results[w];
+      std::mt19937 rng(static_cast<unsigned>(w) + 1);
+      std::bernoulli_distribution writes_now(write_share);
       std::this_thread::sleep_until(start);
       for (;;) {
         auto t0 = steady::now();
         if (t0 >= end) break;
         redlock::acquire_options o;
         o.ttl = s.ttl;
-        o.kind = kind;
+        const bool writes = rw && writes_now(rng);
+        o.kind = writes ? redlock::lock_kind::write : kind;
         o.wait = std::chrono::ceil<milliseconds>(end - t0);
         o.retry_delay = 10ms;
         o.retry_jitter = 10ms;
@@ -474,14 +485,24 @@ outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& s
             ++expired;
           } else {
             int now_inside = inside.fetch_add(1) + 1;
-            if (now_inside > limit) ++violations;  // more holders inside than there are permits
+            if (rw) {
+              int writing = writes ? writers_inside.fetch_add(1) + 1 : writers_inside.load();
+              if ((writes && now_inside > 1) || (!writes && writing > 0)) ++violations;  // a writer not alone
+            } else if (now_inside > limit) {
+              ++violations;  // more holders inside than there are permits
+            }
             for (int m = max_inside.load(); now_inside > m && !max_inside.compare_exchange_weak(m, now_inside);) {
             }
             if (auto slot = l->permit(); slot && *slot < per_permit.size()) ++per_permit[*slot];
             auto until = steady::now() + section;
             while (steady::now() < until) std::this_thread::yield();
+            if (writes) writers_inside.fetch_sub(1);
             inside.fetch_sub(1);
             ++out.successes;
+            if (writes) {
+              ++out.writes;
+              out.write_wait.push_back(micros(t0, got));
+            }
             auto bucket = static_cast<std::size_t>(std::chrono::duration_cast<std::chrono::seconds>(got - start).count());
             ++per_second[std::min(bucket, per_second.size() - 1)];
             out.wait.push_back(micros(t0, got));
@@ -503,7 +524,8 @@ outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& s
   clients.clear();
 
   std::size_t total = 0, lo = SIZE_MAX, hi = 0, zero = 0;
-  std::vector<double> wait, handoff;
+  std::vector<double> wait, handoff, write_wait;
+  std::size_t writes = 0;
   std::vector<acquisition> log;
   std::map<std::string, std::size_t> errors;
   json::array per_worker, seconds_json;
@@ -514,6 +536,8 @@ outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& s
     per_worker.emplace_back(w.successes);
     wait.insert(wait.end(), w.wait.begin(), w.wait.end());
     handoff.insert(handoff.end(), w.handoff.begin(), w.handoff.end());
+    write_wait.insert(write_wait.end(), w.write_wait.begin(), w.write_wait.end());
+    writes += w.writes;
     log.insert(log.end(), w.log.begin(), w.log.end());
     for (auto& [k, v] : w.errors) errors[k] += v;
   }
@@ -533,6 +557,11 @@ outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& s
   }
   r.data["workers"] = workers;
   if (semaphore) r.data["permits"] = permits;
+  if (rw) {
+    r.data["write_share"] = write_share;
+    r.data["writes"] = writes;
+    r.data["writer_wait_us"] = to_json(summarize(write_wait));
+  }
   r.data["seconds"] = secs;
   r.data["retry_delay_ms"] = 10;
   r.data["retry_jitter_ms"] = 10;
@@ -559,7 +588,7 @@ outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& s
   if (expired) r.data["expired_before_section"] = expired.load();
   r.data["acquire_wait_us"] = to_json(summarize(wait));
   // With several permits a holder's release need not be what the next one waited for.
-  if (!semaphore) r.data["handoff_us"] = to_json(summarize(handoff));
+  if (!semaphore && !rw) r.data["handoff_us"] = to_json(summarize(handoff));
   if (kind == redlock::lock_kind::fair) r.data["fifo_violations"] = fifo_violations;
   if (!errors.empty()) r.data["errors"] = counts_json(errors);
   return r;
@@ -569,6 +598,9 @@ outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& s
 
 outcome run_contended(settings& s) { return contended_run(s, redlock::lock_kind::mutex, "contended"); }
 outcome run_contended_fair(settings& s) { return contended_run(s, redlock::lock_kind::fair, "contended_fair"); }
+outcome run_rwlock(settings& s) {
+  return contended_run(s, redlock::lock_kind::read, "rwlock", 1, rwlock_write_share);
+}
 outcome run_semaphore(settings& s) {
   return contended_run(s, redlock::lock_kind::semaphore, "semaphore", semaphore_permits);
 }

@@ -320,7 +320,7 @@ void acquire_op::complete(error_code ec, lock l) {
   // waking it (a crashed one lapses instead); a writer takes its mark down.
   if (ec) leave_wake_list(client_, key_, waiter_id_, client_->masters->all());
   if (ec && !writer_mark_.empty())
-    rw_release_round(client_, key_, token_, writer_mark_, [](quorum_round&) {})->start();
+    rw_release_round(client_, key_, token_, writer_mark_, false, [](quorum_round&) {})->start();
   if (auto& report = options_.report) {
     report->attempts = attempts_;
     report->last_attempt = std::move(last_round_);

@@ -87,8 +87,7 @@ void acquire_op::wake() {
 // channel names it.
 void acquire_op::watch_releases() {
   // Names held together: no release publishes for them (release_all.lua).
-  // Nor for read-write locks (they retry on their timer).
-  if (watch_id_ || holds_names_together() || is_rw()) return;
+  if (watch_id_ || holds_names_together()) return;
   channel_ = release_channel();
   watch_id_ = client_->listener->watch(channel_, [weak = weak_from_this()](std::uint32_t node,
                                                                              std::string_view payload) {

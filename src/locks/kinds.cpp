@@ -166,7 +166,7 @@ round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind ki
                         const std::string& token, std::uint64_t hold_id, bool last, bool wake, bool described,
                         const std::string& waiters_key, quorum_round::decided_fn done) {
   auto publish = wake ? "1" : "0";
-  if (is_rw_kind(kind)) return rw_release_round(client, key, token, "", std::move(done));
+  if (is_rw_kind(kind)) return rw_release_round(client, key, token, "", wake, std::move(done));
   if (is_token_kind(kind)) {
     if (wake) client->note_own_release(token);
     return as_release(round_ptr(new quorum_round(
@@ -260,9 +260,14 @@ void release_abandoned(const std::shared_ptr<client_impl>& client, lock_kind kin
 }
 
 round_ptr rw_release_round(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& token,
-                           const std::string& writer_mark, quorum_round::decided_fn done) {
+                           const std::string& writer_mark, bool wake, quorum_round::decided_fn done) {
+  // As for the reentrant lock: a fresh id per release, so waiters count one
+  // release's copies (a quorum of them means it is free on a quorum).
+  auto release_id = wake ? client->new_token() : std::string();
+  if (wake) client->note_own_release(release_id);
   return as_release(round_ptr(new quorum_round(client->masters, scripts::rw_release, {key, keys::waiting_writer(key)},
-                                               {token, writer_mark}, classify_one_zero, std::move(done))));
+                                               {token, writer_mark, keys::released_channel(key), release_id},
+                                               classify_one_zero, std::move(done))));
 }
 
 round_ptr release_all_round(const std::shared_ptr<client_impl>& client, const std::vector<std::string>& lock_keys,

@@ -80,9 +80,10 @@ round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind ki
                         const std::string& waiters_key, quorum_round::decided_fn done);
 
 /// Releases one hold of a read-write lock; `writer_mark` ('' for none): a
-/// writer's waiter id, whose mark comes down with it.
+/// writer's waiter id, whose mark comes down with it; `wake`: a holder's
+/// release, which wakes the waiters when it may let one in.
 round_ptr rw_release_round(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& token,
-                           const std::string& writer_mark, quorum_round::decided_fn done);
+                           const std::string& writer_mark, bool wake, quorum_round::decided_fn done);
 
 /// Releases a hold over several keys (all holding `token`) on every master:
 /// "yes" where all of them were ours (lua/release_all.lua).

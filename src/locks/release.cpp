@@ -38,7 +38,8 @@ void start_release(std::shared_ptr<client_impl> client, std::shared_ptr<lock_sta
   auto round = !state->keys.empty()
                    ? release_all_round(client, state->keys, state->token, state->described, std::move(on_decided))
                : is_rw_kind(state->kind)
-                   ? rw_release_round(client, state->key, state->token, state->writer_mark, std::move(on_decided))
+                   ? rw_release_round(client, state->key, state->token, state->writer_mark, true,
+                                      std::move(on_decided))
                    : release_round(client, state->kind, state->key, state->token, state->hold_id, last, true,
                                    state->described, state->waiters_key(), std::move(on_decided));
   round->settle_failure();  // "not held" needs every refusal counted

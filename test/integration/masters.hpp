@@ -5,6 +5,7 @@
 
 #include <redis_process.hpp>
 
+#include <redlock/client.hpp>
 #include <redlock/error.hpp>
 #include <redlock/options.hpp>
 
@@ -73,6 +74,27 @@ bool eventually(Pred p, std::chrono::milliseconds limit = std::chrono::milliseco
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return p();
+}
+
+/// Whether a waiter is woken by a release: `held` is released 300 ms after
+/// `c` starts acquiring `name` with `waiting`, whose retry delay is set to 2 s
+/// so that only a wake-up brings it in well before. Returns the time the
+/// acquisition took (the new hold is released).
+inline std::chrono::milliseconds wait_ended_by_release(client& c, const std::string& name, lock held,
+                                                       acquire_options waiting) {
+  waiting.wait = std::chrono::milliseconds(5000);
+  waiting.retry_delay = std::chrono::milliseconds(2000);
+  waiting.retry_jitter = std::chrono::milliseconds(0);
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    c.release(held);
+  });
+  auto started = std::chrono::steady_clock::now();
+  auto got = c.acquire(name, waiting);
+  auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  releaser.join();
+  c.release(got);
+  return waited;
 }
 
 /// Calls a master has executed of the given commands (INFO commandstats).

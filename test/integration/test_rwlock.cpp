@@ -191,3 +191,13 @@ BOOST_AUTO_TEST_CASE(another_kind_under_the_name_is_reported_not_overwritten) {
   BOOST_TEST(m[0].command({"TYPE", "hashed"}) == "hash");
   c.release(reentrant);
 }
+
+BOOST_AUTO_TEST_CASE(waiters_are_woken_by_the_release_that_lets_them_in) {
+  masters m(3);
+  redlock::client c(m.options());
+  for (auto [held_kind, waiting_kind] : {std::pair{writer, reader}, std::pair{reader, writer}}) {
+    auto waited = redlock::testing::wait_ended_by_release(c, "woken", c.acquire("woken", side(held_kind, "holder")),
+                                                          side(waiting_kind, "waiter"));
+    BOOST_TEST(waited.count() < 1500, "not woken: " << waited.count() << " ms");
+  }
+}
