@@ -193,3 +193,21 @@ BOOST_AUTO_TEST_CASE(bad_campaigns_are_refused) {
   BOOST_TEST(code_of([&] { c.async().observe("", [](auto&) {}); }) == errc::empty_name);
   BOOST_TEST(m[0].command({"DBSIZE"}) == "0");
 }
+
+BOOST_AUTO_TEST_CASE(a_paused_then_killed_master_does_not_stop_the_election) {
+  masters m(5);
+  redlock::client a(m.options(50ms)), b(m.options(50ms));
+  m[0].pause();
+  auto opts = campaign_options(600ms);
+  auto lead = a.campaign("faulty", opts);
+  BOOST_TEST(eventually([&] { return b.leader("faulty").has_value(); }));
+  m[0].resume();
+  m[4].kill9();
+  std::this_thread::sleep_for(800ms);  // renewals carry on through the fault
+  BOOST_TEST(!lead.lost());
+  BOOST_TEST(code_of([&] { b.campaign("faulty", campaign_options()); }) == errc::not_acquired);
+  a.resign(lead);
+  auto next = b.campaign("faulty", campaign_options(600ms, 2000ms));
+  BOOST_TEST(*next.fence() > *lead.fence());
+  b.resign(next);
+}

@@ -201,3 +201,19 @@ BOOST_AUTO_TEST_CASE(waiters_are_woken_by_the_release_that_lets_them_in) {
     BOOST_TEST(waited.count() < 1500, "not woken: " << waited.count() << " ms");
   }
 }
+
+BOOST_AUTO_TEST_CASE(a_paused_then_killed_master_does_not_stop_a_quorum) {
+  masters m(5);
+  redlock::client c(m.options(50ms));
+  m[1].pause();
+  auto r1 = c.acquire("faulty", side(reader, "a"));
+  auto r2 = c.acquire("faulty", side(reader, "b"));
+  BOOST_TEST(!c.try_acquire("faulty", side(writer, "w")).has_value());
+  m[1].resume();
+  m[3].kill9();
+  c.release(r1);
+  c.release(r2);
+  auto w = c.acquire("faulty", side(writer, "w"));
+  BOOST_TEST(!c.try_acquire("faulty", side(reader, "c")).has_value());
+  c.release(w);
+}
