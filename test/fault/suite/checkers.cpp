@@ -54,10 +54,20 @@ std::vector<window> all_windows(const std::vector<op>& ops) {
   std::vector<window> out;
   for (auto& o : ops) {
     if (o.kind != op_kind::acquire || o.result != outcome::ok || !o.completion || !o.valid_until) continue;
-    window w{o.id, o.client, o.resource, *o.completion, *o.valid_until, o.fence, o.permits, o.permit};
+    window w{o.id,    o.client,  o.resource, *o.completion, *o.valid_until,
+             o.fence, o.permits, o.permit,   o.shared,      o.leader};
     if (auto it = released.find(o.id); it != released.end()) w.end = std::min(w.end, it->second);
     if (w.end <= w.begin) continue;  // no window at all
-    out.push_back(w);
+    if (o.names.empty()) {
+      out.push_back(w);
+      continue;
+    }
+    // Names held together: the set's window on every name, with its token.
+    for (std::size_t i = 0; i < o.names.size(); ++i) {
+      w.resource = o.names[i];
+      w.fence = i < o.fences.size() ? std::optional<std::uint64_t>(o.fences[i]) : std::nullopt;
+      out.push_back(w);
+    }
   }
   return out;
 }
@@ -87,20 +97,26 @@ std::map<std::string, std::vector<window>> semaphore_windows(const std::vector<o
 }
 
 // (a) Sweep the windows in order of begin, remembering the one that reaches
-// furthest: any window starting before that end overlaps it.
+// furthest: any window starting before that end overlaps it. Reads (shared
+// windows) may overlap reads: a read is judged against the furthest write
+// only, a write against the furthest window of either kind.
 std::vector<violation> check_exclusion(const std::vector<op>& ops) {
   std::vector<violation> out;
+  auto what = [](const window& w) { return w.shared ? " (read)" : w.leader ? " (leader)" : ""; };
   for (auto& [resource, ws] : windows_of(ops)) {
-    const window* furthest = nullptr;
+    const window* furthest = nullptr;            // any kind
+    const window* furthest_exclusive = nullptr;  // not shared
     for (auto& w : ws) {
-      if (furthest && w.begin < furthest->end) {
+      const window* other = w.shared ? furthest_exclusive : furthest;
+      if (other && w.begin < other->end) {
         std::ostringstream m;
-        m << "resource " << resource << ": holders c" << furthest->client << " and c" << w.client
-          << " overlap by " << fmt_ms(std::min(furthest->end, w.end) - w.begin)
-          << " (second window begins " << fmt_ms(w.begin - furthest->begin) << " after the first)";
-        out.push_back(make("exclusion", m.str(), {furthest->acquire, w.acquire}, ops));
+        m << "resource " << resource << ": holders c" << other->client << what(*other) << " and c" << w.client
+          << what(w) << " overlap by " << fmt_ms(std::min(other->end, w.end) - w.begin)
+          << " (second window begins " << fmt_ms(w.begin - other->begin) << " after the first)";
+        out.push_back(make("exclusion", m.str(), {other->acquire, w.acquire}, ops));
       }
       if (!furthest || w.end > furthest->end) furthest = &w;
+      if (!w.shared && (!furthest_exclusive || w.end > furthest_exclusive->end)) furthest_exclusive = &w;
     }
   }
   return out;
@@ -113,12 +129,31 @@ std::vector<violation> check_fence_order(const std::vector<op>& ops) {
   for (auto& [resource, ws] : windows_of(ops)) {
     const window* highest = nullptr;
     for (auto& w : ws) {
-      if (!w.fence) continue;
+      if (!w.fence || w.shared || w.leader) continue;  // readers: no order among them; leaders: (k)
       if (highest && *w.fence <= *highest->fence) {
         std::ostringstream m;
         m << "resource " << resource << ": token " << *w.fence << " (c" << w.client << ") acquired after token "
           << *highest->fence << " (c" << highest->client << ")";
         out.push_back(make("fence-order", m.str(), {highest->acquire, w.acquire}, ops));
+      }
+      if (!highest || *w.fence > *highest->fence) highest = &w;
+    }
+  }
+  return out;
+}
+
+// (k)
+std::vector<violation> check_epochs(const std::vector<op>& ops) {
+  std::vector<violation> out;
+  for (auto& [name, ws] : windows_of(ops)) {
+    const window* highest = nullptr;
+    for (auto& w : ws) {
+      if (!w.leader || !w.fence) continue;
+      if (highest && *w.fence <= *highest->fence) {
+        std::ostringstream m;
+        m << "election " << name << ": leader c" << w.client << " has epoch " << *w.fence
+          << ", not above the epoch " << *highest->fence << " of an earlier leader (c" << highest->client << ")";
+        out.push_back(make("epoch", m.str(), {highest->acquire, w.acquire}, ops));
       }
       if (!highest || *w.fence > *highest->fence) highest = &w;
     }
@@ -269,7 +304,9 @@ std::vector<violation> check_recovery(const std::vector<op>& ops, const std::vec
   }
   std::map<std::string, std::vector<time_point>> acquired;
   for (auto& o : ops)
-    if (o.kind == op_kind::acquire && o.result == outcome::ok && o.completion) acquired[o.resource].push_back(*o.completion);
+    if (o.kind == op_kind::acquire && o.result == outcome::ok && o.completion)
+      for (auto& name : o.names.empty() ? std::vector<std::string>{o.resource} : o.names)
+        acquired[name].push_back(*o.completion);
   for (auto& [r, v] : acquired) std::sort(v.begin(), v.end());
 
   std::size_t judged = 0;
@@ -370,13 +407,19 @@ std::vector<violation> check_release_after_takeover(const std::vector<op>& ops) 
     if (rel.kind != op_kind::release || rel.result != outcome::ok || !rel.acquire_op) continue;
     auto& mine = ops.at(*rel.acquire_op);
     if (!mine.completion) continue;
-    for (auto& w : windows[held_lock(mine)]) {
-      if (w.acquire == mine.id || w.begin <= *mine.completion || w.begin >= rel.invoke) continue;
-      std::ostringstream m;
-      m << "resource " << rel.resource << ": release by c" << rel.client << " reported success, invoked "
-        << fmt_ms(rel.invoke - w.begin) << " after c" << w.client << "'s window began";
-      out.push_back(make("release-after-takeover", m.str(), {mine.id, w.acquire, rel.id}, ops));
-      break;
+    bool found = false;
+    for (auto& name : held_locks(mine)) {
+      for (auto& w : windows[name]) {
+        if (w.acquire == mine.id || w.begin <= *mine.completion || w.begin >= rel.invoke) continue;
+        if (w.shared && mine.shared) continue;  // readers share
+        std::ostringstream m;
+        m << "resource " << name << ": release by c" << rel.client << " reported success, invoked "
+          << fmt_ms(rel.invoke - w.begin) << " after c" << w.client << "'s window began";
+        out.push_back(make("release-after-takeover", m.str(), {mine.id, w.acquire, rel.id}, ops));
+        found = true;
+        break;
+      }
+      if (found) break;
     }
   }
   return out;
@@ -418,7 +461,16 @@ check_report check_all(const std::vector<op>& ops, const check_config& c) {
     }
   };
   add(check_exclusion(ops));
+  for (auto& [name, ws] : windows_of(ops)) {  // reads that shared: (a) had read overlaps to let pass
+    std::optional<time_point> reads_until;
+    for (auto& w : ws) {
+      if (!w.shared) continue;
+      if (reads_until && w.begin < *reads_until) ++r.reads_shared;
+      reads_until = std::max(reads_until.value_or(w.end), w.end);
+    }
+  }
   add(check_permits(ops, &r.semaphore_full));
+  add(check_epochs(ops));
   if (c.fencing) {
     add(check_fence_order(ops));
     add(check_stale_writes(ops));

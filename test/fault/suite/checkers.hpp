@@ -23,6 +23,14 @@
 //                            (held_lock): (a), (b), (c) and (i) judge each
 //                            slot, so no two holders of one slot overlap and
 //                            each slot's tokens increase
+//   (k) check_epochs         leader election: each leader's epoch exceeds
+//                            every earlier leader's (by window begin) per
+//                            election name; (a) keeps two leaders apart
+// Read-write locks: (a) lets read windows overlap each other, never a write
+// window; (b) orders the writers' tokens only (a reader's token says
+// nothing about other readers). Names held together: each name gets the
+// set's window and its own token (op::names, op::fences), so (a), (b), (i)
+// and (e) judge every name as a lock of its own.
 #pragma once
 
 #include "history.hpp"
@@ -52,9 +60,12 @@ struct window {
   std::optional<std::uint64_t> fence;
   unsigned permits = 0;            ///< semaphores (op::permits)
   std::optional<unsigned> permit;  ///< the slot held (op::permit)
+  bool shared = false;             ///< a read hold (op::shared)
+  bool leader = false;             ///< a leader's term (op::leader)
 };
 /// The non-empty windows of every successful acquisition, per lock held
-/// (held_lock(): the resource, or a semaphore's permit slot), sorted by
+/// (held_locks(): the resource, a semaphore's permit slot, or each of the
+/// names held together, with that name's token), sorted by
 /// begin. Acquisitions without a valid_until are skipped, and so are
 /// semaphore holders without a slot (they exclude nobody).
 std::map<std::string, std::vector<window>> windows_of(const std::vector<op>& ops);
@@ -73,6 +84,10 @@ std::vector<violation> check_stale_writes(const std::vector<op>& ops);
 // `full` (optional) receives how many windows began with every other
 // permit held: the semaphore full, so (j) had something to judge.
 std::vector<violation> check_permits(const std::vector<op>& ops, std::size_t* full = nullptr);
+
+// (k) Per election name, in order of window begin, each leader's epoch
+// (op::fence of a leader window) must exceed every earlier leader's.
+std::vector<violation> check_epochs(const std::vector<op>& ops);
 
 // (d)
 struct op_bounds {
@@ -145,6 +160,7 @@ struct check_report {
   std::size_t renewals_under_faults = 0, extends_under_faults = 0;  ///< completed while a fault was active
   std::size_t probes_judged = 0;  ///< probes (g) could judge
   std::size_t semaphore_full = 0;  ///< semaphore windows that began with every other permit held (j)
+  std::size_t reads_shared = 0;    ///< read windows that began while another read window was open (a)
   std::map<std::string, std::size_t> by_checker;  ///< violations per checker
   std::map<std::string, double> max_ms;           ///< longest completed operation, by kind
 };

@@ -49,6 +49,11 @@ std::string slot_name(const std::string& resource, unsigned permit) {
 
 std::string held_lock(const op& a) { return a.permit ? slot_name(a.resource, *a.permit) : a.resource; }
 
+std::vector<std::string> held_locks(const op& a) {
+  if (!a.names.empty()) return a.names;
+  return {held_lock(a)};
+}
+
 const char* to_string(op_kind k) {
   switch (k) {
     case op_kind::acquire: return "acquire";
@@ -100,7 +105,16 @@ std::string describe(const op& o, time_point print_origin) {
       os << "-";
     os << "/" << o.permits;
   }
-  if (o.fence) os << " fence=" << *o.fence;
+  if (o.shared) os << " read";
+  if (o.leader) os << " leader";
+  if (o.fence) os << (o.leader ? " epoch=" : " fence=") << *o.fence;
+  if (!o.names.empty()) {
+    os << " names";
+    for (std::size_t i = 0; i < o.names.size(); ++i) {
+      os << (i == 0 ? " " : ",") << o.names[i];
+      if (i < o.fences.size()) os << "/" << o.fences[i];
+    }
+  }
   if (o.token) os << " token=" << *o.token;
   if (o.acquire_op) os << " of #" << *o.acquire_op;
   if (o.kind == op_kind::fault) os << (o.acted ? " acted" : " not seen to act");

@@ -76,6 +76,19 @@ struct op {
   unsigned permits = 0;
   std::optional<unsigned> permit;
 
+  /// Read-write locks: a read hold (lock_kind::read), which shares the name
+  /// with other reads and never with a write; a write hold excludes all.
+  bool shared = false;
+  /// Several names held together (acquire_options::together): every name
+  /// held (lock::names(), `resource` among them) and, fenced, each name's
+  /// token (lock::fences(), in that order). Each name gets a window of its
+  /// own, the set's window, judged like a lock of its own.
+  std::vector<std::string> names;
+  std::vector<std::uint64_t> fences;
+  /// Leader election: a leader's term (campaign .. resign); `fence` is the
+  /// epoch, judged by check_epochs instead of check_fence_order.
+  bool leader = false;
+
   // ---- releases, writes, extends, lost signals, probes ----
   std::optional<std::size_t> acquire_op;  ///< the acquisition this op belongs to
   std::optional<std::uint64_t> token;     ///< write: the token sent
@@ -115,6 +128,8 @@ class history {
 std::string slot_name(const std::string& resource, unsigned permit);
 /// What acquisition `a` holds exclusively: its resource, or its permit slot.
 std::string held_lock(const op& a);
+/// Every lock acquisition `a` holds: its names held together, or held_lock(a).
+std::vector<std::string> held_locks(const op& a);
 
 const char* to_string(op_kind k);
 const char* to_string(outcome r);

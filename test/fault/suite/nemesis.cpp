@@ -622,19 +622,65 @@ round_config safe_round(std::uint64_t seed, milliseconds duration) {
   return r;
 }
 
-round_config semaphore_round(std::uint64_t seed, milliseconds duration) {
+namespace {
+
+// safe_round with another lock kind and workload (`change`), under its own
+// key prefix, with the client views and the fault types that follow from it.
+template <typename F>
+round_config variant_round(std::uint64_t seed, milliseconds duration, const char* prefix, lock_kind kind,
+                           F&& change) {
   auto r = safe_round(seed, duration);
-  // Permits 2 or 3 (seeds 0, 1 mod 4: 2; 2, 3 mod 4: 3) on N = 5 (odd seeds) or 3
-  // masters; two clients more than permits, so that slots are contended.
-  // Fenced, except seeds 0 mod 4 (the acquisition without the raise round).
-  r.workload.kind = lock_kind::semaphore;
-  r.workload.permits = 2 + static_cast<unsigned>(seed / 2 % 2);
-  r.workload.clients = r.workload.permits + 2;
-  r.workload.fenced = seed % 4 != 0;
-  r.workload.key_prefix = "sem" + std::to_string(seed) + ":";
+  r.workload.kind = kind;
+  change(r.workload);
+  r.workload.key_prefix = prefix + std::to_string(seed) + ":";
   if (r.cluster.masters == 5) r.cluster.client_views = r.workload.clients;
   r.nemesis.types = safe_fault_types(r.cluster, r.workload);
   return r;
+}
+
+}  // namespace
+
+round_config semaphore_round(std::uint64_t seed, milliseconds duration) {
+  // Permits 2 or 3 (seeds 0, 1 mod 4: 2; 2, 3 mod 4: 3) on N = 5 (odd seeds) or 3
+  // masters; two clients more than permits, so that slots are contended.
+  // Fenced, except seeds 0 mod 4 (the acquisition without the raise round).
+  return variant_round(seed, duration, "sem", lock_kind::semaphore, [seed](workload_options& w) {
+    w.permits = 2 + static_cast<unsigned>(seed / 2 % 2);
+    w.clients = w.permits + 2;
+    w.fenced = seed % 4 != 0;
+  });
+}
+
+round_config read_write_round(std::uint64_t seed, milliseconds duration) {
+  // lock_kind::write with read_p: each acquisition a read or a write. Fenced
+  // but for seeds 3, 4 mod 8 (as safe_round); the writers write to storage.
+  return variant_round(seed, duration, "rw", lock_kind::write, [](workload_options& w) {
+    w.read_p = 0.7;
+    w.clients = 5;
+    w.resources = 3;
+    w.lease_resources = 1;  // res2: renewed and extended reads and writes
+  });
+}
+
+round_config together_round(std::uint64_t seed, milliseconds duration) {
+  return variant_round(seed, duration, "multi", lock_kind::mutex, [](workload_options& w) {
+    w.together_max = 3;
+    w.resources = 5;
+    w.lease_resources = 0;
+  });
+}
+
+round_config election_round(std::uint64_t seed, milliseconds duration) {
+  return variant_round(seed, duration, "elect", lock_kind::mutex, [](workload_options& w) {
+    w.election = true;
+    w.fenced = true;  // a campaign is fenced: the epoch
+    w.resources = 2;
+    w.lease_resources = 0;  // every worker leads as a renewed lease anyway
+    // ttl * renew_fraction (1/3) must exceed the node timeout.
+    w.lease_ttl_min = 150ms;
+    w.lease_ttl_max = 400ms;
+    w.wait = 1000ms;
+  });
 }
 
 round_config quick_round(std::uint64_t seed, fault_type t, milliseconds nemesis_time) {
@@ -700,7 +746,7 @@ round_result run_round(const round_config& cfg) {
   auto wo = cfg.workload;
   for (std::size_t k = 0; k < c.options().client_views; ++k) wo.client_uris.push_back(c.uris_of(k));
   workload w(wo, c.uris(), c.storage_uri(), h);
-  if (cfg.workload.lease_resources > 0) w.set_probe(c.make_probe());
+  if (cfg.workload.lease_resources > 0 || cfg.workload.election) w.set_probe(c.make_probe());
   nemesis n(c, w, h, cfg.nemesis);
   w.start();
   auto start = steady::now();
@@ -767,6 +813,7 @@ void tally::add(const round_result& r) {
   writes_rejected += r.report.writes_rejected;
   recovery_periods += r.report.recovery_periods;
   semaphore_full += r.report.semaphore_full;
+  reads_shared += r.report.reads_shared;
   faults += r.faults_acted;
   faults_injected += r.faults_injected;
   violations += r.violations();
@@ -803,6 +850,7 @@ void tally::print(std::ostream& os) const {
      << writes_rejected << ", recovery periods judged " << recovery_periods << "\n";
   if (semaphore_full > 0)
     os << "  semaphore windows begun with every other permit held (the semaphore full): " << semaphore_full << "\n";
+  if (reads_shared > 0) os << "  read windows begun while another read was held (reads shared): " << reads_shared << "\n";
   if (leases > 0)
     os << "  leases " << leases << ": renewals " << renewals << " (" << renewals_under_faults << " under faults, "
        << renewals_failed << " failed), extends " << extends << " (" << extends_under_faults << " under faults, "

@@ -138,6 +138,16 @@ round_config safe_round(std::uint64_t seed, std::chrono::milliseconds duration);
 /// The same with every resource a semaphore (workload_options::permits 2 or
 /// 3, by seed) and permits + 2 clients.
 round_config semaphore_round(std::uint64_t seed, std::chrono::milliseconds duration);
+/// Read-write locks: 5 clients x 3 resources, each acquisition a read (70%)
+/// or a write; res2 held as renewed or extended leases.
+round_config read_write_round(std::uint64_t seed, std::chrono::milliseconds duration);
+/// Several names held together: 4 clients x a pool of 5 names, each
+/// acquisition a mutex over 2 or 3 of them (overlapping sets).
+round_config together_round(std::uint64_t seed, std::chrono::milliseconds duration);
+/// Leader election: 4 clients campaigning for each of 2 names (wait 1 s),
+/// leading as a renewed lease for 1.2 .. 3 TTLs (some capped by max_hold),
+/// then resigning.
+round_config election_round(std::uint64_t seed, std::chrono::milliseconds duration);
 /// A short history with only fault type `t` (shorter TTLs, N = 3) injected
 /// for `nemesis_time`, then a fault-free tail: one targeted test per type.
 round_config quick_round(std::uint64_t seed, fault_type t, std::chrono::milliseconds nemesis_time);
@@ -168,7 +178,7 @@ struct tally {
   std::size_t faults_injected = 0;
   std::size_t leases = 0, renewals = 0, renewals_failed = 0, renewals_under_faults = 0, extends = 0,
               extends_failed = 0, extends_under_faults = 0, lost_signals = 0, probes_judged = 0;
-  std::size_t attempts = 0, writes_accepted = 0, writes_rejected = 0, recovery_periods = 0, semaphore_full = 0;
+  std::size_t attempts = 0, writes_accepted = 0, writes_rejected = 0, recovery_periods = 0, semaphore_full = 0, reads_shared = 0;
   std::map<std::string, fault_stats> by_type;
   std::map<std::string, std::size_t> by_checker;
   void add(const round_result& r);

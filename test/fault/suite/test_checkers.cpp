@@ -49,6 +49,28 @@ struct builder {
     ops[id].permit = slot;
     return id;
   }
+  // A read-write hold: a read (shared) or a write.
+  std::size_t rw(int client, const std::string& r, bool read, double done, double until,
+                 std::optional<std::uint64_t> fence = std::nullopt) {
+    auto id = acquire(client, r, done - 1, done, until, fence);
+    ops[id].shared = read;
+    return id;
+  }
+  // A mutex over several names held together, with one token per name.
+  std::size_t set(int client, std::vector<std::string> names, double done, double until,
+                  std::vector<std::uint64_t> fences = {}) {
+    auto id = acquire(client, names.front(), done - 1, done, until);
+    ops[id].names = std::move(names);
+    ops[id].fences = std::move(fences);
+    return id;
+  }
+  // A leader's term with its epoch.
+  std::size_t leader(int client, const std::string& r, double done, double until, std::uint64_t epoch) {
+    auto id = acquire(client, r, done - 1, done, until, epoch);
+    ops[id].leader = true;
+    ops[id].renewed = true;
+    return id;
+  }
   std::size_t failed_acquire(int client, const std::string& r, double invoke, double done) {
     op o;
     o.client = client;
@@ -501,4 +523,146 @@ BOOST_AUTO_TEST_CASE(slot_fence_order_passes_increasing_tokens_per_slot) {
   b.permit(2, "sem", 2, 0, 70, 120, 4);
   b.permit(3, "sem", 2, 1, 80, 120, 2);
   BOOST_TEST(check_fence_order(b.ops).empty(), text(check_fence_order(b.ops)));
+}
+
+// ---- read-write locks: (a) with shared reads, (b) on writers ------------------
+
+BOOST_AUTO_TEST_CASE(read_write_exclusion_reports_a_write_overlapping_a_read) {
+  builder b;
+  auto r1 = b.rw(0, "rw", true, 0, 100);
+  b.rw(1, "rw", true, 10, 150);               // two readers at once: fine
+  auto w1 = b.rw(2, "rw", false, 120, 300);   // a writer while c1 still reads
+  auto v = check_exclusion(b.ops);
+  BOOST_TEST_REQUIRE(v.size() == 1u, text(v));
+  BOOST_TEST(v[0].ops.back() == w1);
+  BOOST_TEST(v[0].message.find("(read)") != std::string::npos, v[0].message);
+  // A reader inside a writer's window is reported too.
+  builder c;
+  auto w2 = c.rw(0, "rw", false, 0, 100);
+  auto r2 = c.rw(1, "rw", true, 50, 200);
+  auto v2 = check_exclusion(c.ops);
+  BOOST_TEST_REQUIRE(v2.size() == 1u, text(v2));
+  BOOST_TEST((v2[0].ops == std::vector<std::size_t>{w2, r2}));
+  // Two writers overlapping: reported as for a mutex.
+  builder d;
+  d.rw(0, "rw", false, 0, 100);
+  d.rw(1, "rw", false, 99, 200);
+  BOOST_TEST(check_exclusion(d.ops).size() == 1u);
+  (void)r1;
+}
+
+BOOST_AUTO_TEST_CASE(read_write_exclusion_passes_shared_reads_between_writes) {
+  builder b;
+  auto w1 = b.rw(0, "rw", false, 0, 100);
+  b.release(w1, 40, 41);
+  b.rw(1, "rw", true, 42, 200);
+  b.rw(2, "rw", true, 43, 150);
+  b.rw(3, "rw", true, 100, 210);  // a third reader joins the two
+  b.rw(4, "rw", false, 211, 300);  // the writer after every read window
+  b.rw(0, "other", false, 50, 300);  // another name
+  BOOST_TEST(check_exclusion(b.ops).empty(), text(check_exclusion(b.ops)));
+  check_config cc;
+  cc.recovery = false;
+  BOOST_TEST(check_all(b.ops, cc).reads_shared == 2u);  // c2 and c3 began inside c1's read
+  // A release of a read while other readers took the name after it began: fine.
+  b.release(2, 120, 121);
+  BOOST_TEST(check_release_after_takeover(b.ops).empty(), text(check_release_after_takeover(b.ops)));
+}
+
+BOOST_AUTO_TEST_CASE(read_write_fence_order_reports_a_writer_token_that_went_backwards) {
+  builder b;
+  auto w1 = b.rw(0, "rw", false, 0, 50, 10);
+  b.rw(1, "rw", true, 60, 100, 11);
+  b.rw(2, "rw", true, 61, 100, 3);  // readers' tokens are not ordered
+  auto w2 = b.rw(3, "rw", false, 110, 150, 9);  // a writer below an earlier writer
+  auto v = check_fence_order(b.ops);
+  BOOST_TEST_REQUIRE(v.size() == 1u, text(v));
+  BOOST_TEST((v[0].ops == std::vector<std::size_t>{w1, w2}));
+  // With the writer's token above every earlier writer's: no violation.
+  b.ops[w2].fence = 12;
+  BOOST_TEST(check_fence_order(b.ops).empty(), text(check_fence_order(b.ops)));
+}
+
+// ---- names held together: every name a lock of its own ---------------------
+
+BOOST_AUTO_TEST_CASE(together_exclusion_reports_overlapping_sets_on_their_common_name) {
+  builder b;
+  auto s1 = b.set(0, {"a", "b"}, 0, 100, {5, 7});
+  auto s2 = b.set(1, {"b", "c"}, 50, 200, {8, 2});  // b held by both sets at 50..100
+  b.set(2, {"d", "e"}, 50, 200, {1, 1});            // disjoint: fine
+  auto v = check_exclusion(b.ops);
+  BOOST_TEST_REQUIRE(v.size() == 1u, text(v));
+  BOOST_TEST((v[0].ops == std::vector<std::size_t>{s1, s2}));
+  BOOST_TEST(v[0].message.find("resource b:") != std::string::npos, v[0].message);
+  // A single-name holder of a name inside a set's window is reported too.
+  builder c;
+  c.set(0, {"a", "b", "c"}, 0, 100);
+  c.acquire(1, "c", 10, 20, 80);
+  BOOST_TEST(check_exclusion(c.ops).size() == 1u, text(check_exclusion(c.ops)));
+  // Its release after the set on c took over is judged on every name.
+  builder d;
+  auto one = d.acquire(1, "c", 0, 1, 50);
+  d.set(0, {"a", "c"}, 60, 200);
+  d.release(one, 70, 71);
+  auto vi = check_release_after_takeover(d.ops);
+  BOOST_TEST(vi.size() == 1u, text(vi));
+}
+
+BOOST_AUTO_TEST_CASE(together_fence_order_is_per_name) {
+  builder b;
+  auto s1 = b.set(0, {"a", "b"}, 0, 50, {5, 7});
+  b.set(1, {"b", "c"}, 60, 100, {8, 2});           // c's own counter: 2 is fine
+  auto s3 = b.set(2, {"a", "c"}, 110, 150, {5, 3});  // a: 5 again, after 5
+  auto v = check_fence_order(b.ops);
+  BOOST_TEST_REQUIRE(v.size() == 1u, text(v));
+  BOOST_TEST((v[0].ops == std::vector<std::size_t>{s1, s3}));
+  BOOST_TEST(v[0].message.find("resource a:") != std::string::npos, v[0].message);
+  b.ops[s3].fences = {6, 3};
+  BOOST_TEST(check_fence_order(b.ops).empty(), text(check_fence_order(b.ops)));
+  BOOST_TEST(check_exclusion(b.ops).empty(), text(check_exclusion(b.ops)));
+  // Recovery counts an acquisition for every name of the set.
+  std::size_t periods = 0;
+  b.fault("latency", 0, 1);
+  auto rec = check_recovery(b.ops, {"a", "b", "c"}, 200ms, b.at(1000), &periods);
+  BOOST_TEST(periods == 1u);
+  BOOST_TEST(rec.empty(), text(rec));
+}
+
+// ---- leader election: (a) between leaders, (k) epochs -----------------------
+
+BOOST_AUTO_TEST_CASE(epochs_report_a_leader_whose_epoch_did_not_increase) {
+  builder b;
+  b.leader(0, "elect", 0, 100, 3);
+  auto l2 = b.leader(1, "elect", 110, 200, 7);
+  auto l3 = b.leader(2, "elect", 210, 300, 7);  // the same epoch as the leader before
+  b.leader(0, "other", 120, 300, 1);            // another election has its own epochs
+  auto v = check_epochs(b.ops);
+  BOOST_TEST_REQUIRE(v.size() == 1u, text(v));
+  BOOST_TEST(v[0].checker == "epoch");
+  BOOST_TEST((v[0].ops == std::vector<std::size_t>{l2, l3}));
+  BOOST_TEST(check_fence_order(b.ops).empty(), "leaders are judged by (k), not twice");
+  BOOST_TEST(check_exclusion(b.ops).empty());
+  check_config c;
+  c.recovery = false;
+  BOOST_TEST(check_all(b.ops, c).by_checker["epoch"] == 1u);
+  BOOST_TEST(is_safety_checker("epoch"));
+  b.ops[l3].fence = 8;
+  BOOST_TEST(check_epochs(b.ops).empty(), text(check_epochs(b.ops)));
+}
+
+BOOST_AUTO_TEST_CASE(two_leaders_at_once_are_reported) {
+  builder b;
+  auto l1 = b.leader(0, "elect", 0, 100, 3);
+  auto l2 = b.leader(1, "elect", 90, 200, 4);  // epochs fine, windows overlap
+  BOOST_TEST(check_epochs(b.ops).empty());
+  auto v = check_exclusion(b.ops);
+  BOOST_TEST_REQUIRE(v.size() == 1u, text(v));
+  BOOST_TEST((v[0].ops == std::vector<std::size_t>{l1, l2}));
+  BOOST_TEST(v[0].message.find("(leader)") != std::string::npos, v[0].message);
+  // A resignation (the release) ends the term: the next leader may follow.
+  builder c;
+  auto m1 = c.leader(0, "elect", 0, 100, 3);
+  c.release(m1, 60, 61);
+  c.leader(1, "elect", 62, 200, 4);
+  BOOST_TEST(check_exclusion(c.ops).empty(), text(check_exclusion(c.ops)));
 }

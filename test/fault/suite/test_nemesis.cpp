@@ -16,6 +16,15 @@
 //                 permits by seed), judged also by check (j), at most that
 //                 many holders at once (REDLOCK_FAULT_SEMAPHORE=1: so
 //                 scripts/soak can run it)
+//   --read-write  read-write locks (read_write_round: 70% reads), judged by
+//                 (a) with reads sharing, writes excluding all, and (b) on the
+//                 writers' tokens (REDLOCK_FAULT_READ_WRITE=1)
+//   --together    mutexes over 2 or 3 names of a pool of 5 (together_round),
+//                 every name judged as a lock of its own with its own token
+//                 (REDLOCK_FAULT_TOGETHER=1)
+//   --election    campaigners for 2 election names (election_round): no two
+//                 leaders at once (a), epochs increasing (k)
+//                 (REDLOCK_FAULT_ELECTION=1)
 //   --expect-acquisitions A, --expect-faults F
 //                 fail unless the totals reach these (the CTest floor of an
 //                 optimized build; scripts/test runs one)
@@ -52,8 +61,16 @@ struct arguments {
   std::optional<double> seconds;
   std::optional<double> minutes;
   std::size_t expect_acquisitions = 0, expect_faults = 0;
-  bool semaphore = false;
+  bool semaphore = false, read_write = false, together = false, election = false;
   std::string argv0;
+  /// The variant's flag, for the reproduce line.
+  std::string flag() const {
+    return semaphore    ? "--semaphore "
+           : read_write ? "--read-write "
+           : together   ? "--together "
+           : election   ? "--election "
+                        : "";
+  }
 };
 
 arguments parse() {
@@ -67,6 +84,9 @@ arguments parse() {
   if (auto v = env("REDLOCK_FAULT_SECONDS")) a.seconds = std::stod(*v);
   if (auto v = env("REDLOCK_FAULT_MINUTES")) a.minutes = std::stod(*v);
   if (auto v = env("REDLOCK_FAULT_SEMAPHORE")) a.semaphore = *v != "0";
+  if (auto v = env("REDLOCK_FAULT_READ_WRITE")) a.read_write = *v != "0";
+  if (auto v = env("REDLOCK_FAULT_TOGETHER")) a.together = *v != "0";
+  if (auto v = env("REDLOCK_FAULT_ELECTION")) a.election = *v != "0";
   auto& suite = boost::unit_test::framework::master_test_suite();
   a.argv0 = suite.argc > 0 ? suite.argv[0] : "fault_nemesis";
   for (int i = 1; i < suite.argc; ++i) {
@@ -87,15 +107,26 @@ arguments parse() {
     else if (k == "--expect-acquisitions") a.expect_acquisitions = std::stoul(value());
     else if (k == "--expect-faults") a.expect_faults = std::stoul(value());
     else if (k == "--semaphore") a.semaphore = true;
+    else if (k == "--read-write") a.read_write = true;
+    else if (k == "--together") a.together = true;
+    else if (k == "--election") a.election = true;
     else throw std::invalid_argument("unknown argument " + k);
   }
+  if (a.semaphore + a.read_write + a.together + a.election > 1)
+    throw std::invalid_argument("at most one of --semaphore, --read-write, --together, --election");
   return a;
 }
 
 std::string describe(const round_config& c) {
   std::ostringstream os;
-  static constexpr const char* kinds[] = {"mutex", "reentrant", "fair", "semaphore"};
-  os << kinds[static_cast<int>(c.workload.kind)];
+  static constexpr const char* kinds[] = {"mutex", "reentrant", "fair", "semaphore", "read", "write"};
+  if (c.workload.election)
+    os << "election";
+  else if (c.workload.kind == redlock::lock_kind::read || c.workload.kind == redlock::lock_kind::write)
+    os << "read-write (" << static_cast<int>(c.workload.read_p * 100) << "% reads)";
+  else
+    os << kinds[static_cast<int>(c.workload.kind)];
+  if (c.workload.together_max >= 2) os << " over 2.." << c.workload.together_max << " names together";
   if (c.workload.permits > 0) os << " (" << c.workload.permits << " permits)";
   os << (c.workload.fenced ? " fenced" : " unfenced") << ", N=" << c.cluster.masters << (c.cluster.aof ? " AOF(always)" : "") << (c.cluster.proxies ? " proxied" : "")
      << (c.cluster.clock_shim ? " clock-shim" : "") << ", " << c.workload.clients << " clients x "
@@ -128,7 +159,11 @@ BOOST_AUTO_TEST_CASE(nemesis_safe) {
     }
     auto seed = i < args.seeds.size() ? args.seeds[i] : args.seed + i;
     auto length = std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
-    auto cfg = args.semaphore ? semaphore_round(seed, length) : safe_round(seed, length);
+    auto cfg = args.semaphore    ? semaphore_round(seed, length)
+               : args.read_write ? read_write_round(seed, length)
+               : args.together   ? together_round(seed, length)
+               : args.election   ? election_round(seed, length)
+                                 : safe_round(seed, length);
     std::cout << "round seed " << seed << ": " << describe(cfg) << std::endl;
     auto r = run_round(cfg);
     totals.add(r);
@@ -140,7 +175,7 @@ BOOST_AUTO_TEST_CASE(nemesis_safe) {
     std::cout << std::endl;
     if (r.violations() > 0) {
       std::ostringstream cmd;
-      cmd << args.argv0 << " --run_test=nemesis_safe -- " << (args.semaphore ? "--semaphore " : "") << "--seed " << seed
+      cmd << args.argv0 << " --run_test=nemesis_safe -- " << args.flag() << "--seed " << seed
           << " --rounds 1 --seconds " << seconds;
       report_failure(std::cout, r, cmd.str());
     }

@@ -17,6 +17,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <future>
 #include <iostream>
@@ -154,7 +155,8 @@ workload::workload(workload_options o, std::vector<std::string> uris, std::strin
     co.reconnect_max = options_.reconnect_max;
     co.stall_timeout = options_.stall_timeout;
     if (options_.injected_clocks) co.clock = clocks_.back();
-    if (options_.lease_resources > 0) co.observer = std::make_shared<renewal_recorder>(history_, static_cast<int>(c));
+    if (options_.lease_resources > 0 || options_.election)
+      co.observer = std::make_shared<renewal_recorder>(history_, static_cast<int>(c));
     slot->client = std::make_unique<async_client>(ex, co);
     slot->store = std::make_unique<fenced_store>(ex, in_ns ? options_.netns_storage_uri : storage_uri_,
                                                  options_.store_timeout);
@@ -237,19 +239,33 @@ void workload::run_worker(std::size_t c, std::size_t r) {
       ao.retry_jitter = options_.retry_jitter;
       ao.fenced = options_.fenced;
       ao.kind = options_.kind;
+      // Read-write locks: a read or a write by read_p. No owner: an owner
+      // would make the client count re-entries, which a worker never makes.
+      bool rw = ao.kind == lock_kind::read || ao.kind == lock_kind::write;
+      if (rw) ao.kind = std::bernoulli_distribution(options_.read_p)(rng) ? lock_kind::read : lock_kind::write;
       ao.permits = options_.permits;
-      if (ao.kind != lock_kind::mutex) ao.owner = "worker-" + std::to_string(r);
+      if (ao.kind != lock_kind::mutex && !rw) ao.owner = "worker-" + std::to_string(r);
+      // Several names together: this resource and 1 .. together_max - 1 others.
+      if (options_.together_max >= 2 && resources_.size() >= 2) {
+        std::vector<std::size_t> others;
+        for (std::size_t i = 0; i < resources_.size(); ++i)
+          if (i != r) others.push_back(i);
+        std::shuffle(others.begin(), others.end(), rng);
+        auto most = std::min(options_.together_max - 1, others.size());
+        auto extra = std::uniform_int_distribution<std::size_t>(1, most)(rng);
+        for (std::size_t i = 0; i < extra; ++i) ao.together.push_back(resources_[others[i]]);
+      }
       ao.queue_timeout = options_.queue_timeout;
       // Half the acquisitions describe their holder: a mutex then takes the
       // script path instead of SET NX, and every kind writes, lengthens and
       // deletes its description next to the lock, all under the faults.
       if (std::bernoulli_distribution(0.5)(rng)) ao.description = "worker-" + std::to_string(r) + " nemesis";
       // A lease cycle (see workload_options::lease_p): renewed or extended.
-      bool lease = r + options_.lease_resources >= resources_.size();
+      bool lease = options_.election || r + options_.lease_resources >= resources_.size();
       auto lost_at = std::make_shared<std::atomic<long long>>(0);
       if (lease) {
         ao.ttl = uniform_ms(rng, options_.lease_ttl_min, options_.lease_ttl_max);
-        ao.renew = std::bernoulli_distribution(0.5)(rng);
+        ao.renew = options_.election || std::bernoulli_distribution(0.5)(rng);  // a campaign always renews
         // Some renewed leases are capped (max_hold), often before the
         // planned hold ends: renewal stops there and the lock is lost early.
         if (ao.renew && std::bernoulli_distribution(0.3)(rng)) ao.max_hold = uniform_ms(rng, ao.ttl / 2, ao.ttl * 3);
@@ -262,10 +278,18 @@ void workload::run_worker(std::size_t c, std::size_t r) {
       a.detail = "ttl " + std::to_string(ao.ttl.count());
       if (ao.max_hold.count() > 0) a.detail += " max_hold " + std::to_string(ao.max_hold.count());
       if (!ao.description.empty()) a.detail += " described";
+      if (rw) a.detail += ao.kind == lock_kind::read ? " read" : " write";
+      if (options_.election) a.detail += " campaign";
       a.invoke = steady::now();
       auto aid = history_.invoke(a);
       auto ga = co_await guarded<error_code, lock>(
-          [&](auto h) { slot.client->async_acquire(res, ao, std::move(h)); }, b.acquire + guard_margin);
+          [&](auto h) {
+            if (options_.election)
+              slot.client->async_campaign(res, ao, std::move(h));
+            else
+              slot.client->async_acquire(res, ao, std::move(h));
+          },
+          b.acquire + guard_margin);
       if (!ga.value) {
         history_.complete(aid, ga.at, outcome::unknown, "guard expired: acquire never completed");
         continue;
@@ -282,6 +306,12 @@ void workload::run_worker(std::size_t c, std::size_t r) {
         o.fence = l.fence();
         o.permits = options_.permits;
         o.permit = l.permit();
+        o.shared = ao.kind == lock_kind::read;
+        o.leader = options_.election;
+        if (!ao.together.empty()) {
+          o.names = l.names();
+          o.fences = l.fences();
+        }
         o.detail += " token " + l.token();
         // Per master, what the winning round saw: L locked, R refused, F failed,
         // U unknown, . pending. A two-holder report then names the masters both counted.
@@ -304,26 +334,42 @@ void workload::run_worker(std::size_t c, std::size_t r) {
         co_await sleep_for(until - steady::now() + uniform_ms(rng, milliseconds(20), milliseconds(150)));
       }
       if (!slot.client) co_return;  // stopped the hard way (see stop())
-      if (options_.fenced && l.fence() && (paused || l.remaining_validity() > milliseconds(5))) {
-        op w;
-        w.client = static_cast<int>(c);
-        w.resource = l.permit() ? slot_name(res, *l.permit()) : res;  // a semaphore's tokens are per slot
-        w.kind = op_kind::write;
-        w.token = *l.fence();
-        w.acquire_op = aid;
-        if (paused) {
-          w.detail = "paused holder";
-          ++*paused_writes_[c];
+      // What the holder writes, with which token: its resource (a semaphore:
+      // its slot, whose tokens are its own), or each name held together with
+      // that name's token; a reader writes nothing.
+      std::vector<std::pair<std::string, std::uint64_t>> targets;
+      if (!ao.together.empty()) {
+        auto names = l.names();
+        auto fences = l.fences();
+        for (std::size_t i = 0; i < names.size() && i < fences.size(); ++i) targets.emplace_back(names[i], fences[i]);
+      } else if (l.fence() && ao.kind != lock_kind::read) {
+        targets.emplace_back(l.permit() ? slot_name(res, *l.permit()) : res, *l.fence());
+      }
+      if (options_.fenced && !targets.empty() && (paused || l.remaining_validity() > milliseconds(5))) {
+        for (auto& t : targets) {
+          if (!slot.client) co_return;
+          const std::string& target = t.first;
+          const std::uint64_t token = t.second;
+          op w;
+          w.client = static_cast<int>(c);
+          w.resource = target;
+          w.kind = op_kind::write;
+          w.token = token;
+          w.acquire_op = aid;
+          if (paused) {
+            w.detail = "paused holder";
+            ++*paused_writes_[c];
+          }
+          w.invoke = steady::now();
+          auto wid = history_.invoke(w);
+          auto value = "c" + std::to_string(c) + "-t" + std::to_string(token);
+          auto gw = co_await guarded<error_code>(
+              [&](auto h) {
+                slot.store->async_write(w.resource, token, "data:" + key(w.resource), value, std::move(h));
+              },
+              b.write + guard_margin);
+          complete_guarded(history_, wid, gw, errc::stale_token, "stale", "write");
         }
-        w.invoke = steady::now();
-        auto wid = history_.invoke(w);
-        auto value = "c" + std::to_string(c) + "-t" + std::to_string(*l.fence());
-        auto gw = co_await guarded<error_code>(
-            [&](auto h) {
-              slot.store->async_write(w.resource, *l.fence(), "data:" + key(w.resource), value, std::move(h));
-            },
-            b.write + guard_margin);
-        complete_guarded(history_, wid, gw, errc::stale_token, "stale", "write");
       }
       if (lease && !paused) {
         co_await hold_lease(slot, c, l, aid, ao.renew, lost_at, rng);
@@ -348,8 +394,14 @@ void workload::run_worker(std::size_t c, std::size_t r) {
       rel.acquire_op = aid;
       rel.invoke = steady::now();
       auto rid = history_.invoke(rel);
-      auto gr = co_await guarded<error_code>([&](auto h) { slot.client->async_release(l, std::move(h)); },
-                                             b.release + guard_margin);
+      auto gr = co_await guarded<error_code>(
+          [&](auto h) {
+            if (options_.election)
+              slot.client->async_resign(l, std::move(h));
+            else
+              slot.client->async_release(l, std::move(h));
+          },
+          b.release + guard_margin);
       complete_guarded(history_, rid, gr, errc::not_held, "not held", "release");
       // Think time: gives the other contenders a chance at this resource.
       co_await sleep_for(uniform_ms(rng, milliseconds(0), milliseconds(8)));
@@ -384,7 +436,10 @@ asio::awaitable<void> workload::probe_masters(std::size_t c, const lock& l, std:
   auto ex = co_await asio::this_coro::executor;
   auto got = co_await guarded<std::vector<master_view>>(
       [&](auto h) {
-        bool hash = l.kind() == lock_kind::reentrant || l.kind() == lock_kind::fair;
+        // Read-write: the hold is the field 'r:<token>' / 'w:<token>' (the
+        // token itself); the key's PTTL covers its latest deadline.
+        bool hash = l.kind() == lock_kind::reentrant || l.kind() == lock_kind::fair || l.kind() == lock_kind::read ||
+                    l.kind() == lock_kind::write;
         probe_->submit(l.key(), l.token(), hash, [ex, h](std::vector<master_view> v) mutable {
           asio::post(ex, [h, v]() mutable { h(std::move(v)); });
         });

@@ -66,6 +66,19 @@ struct workload_options {
   /// Each holder records its slot and the slot's token; its storage writes
   /// go to the slot (fencing tokens are per slot).
   unsigned permits = 0;
+  /// Read-write locks (kind read or write): each acquisition is a read with
+  /// this probability, else a write. Only writers write to storage (readers'
+  /// tokens are not ordered among themselves).
+  double read_p = 0.7;
+  /// Several names held together (mutex): when >= 2, each acquisition takes
+  /// its resource with 1 .. together_max - 1 others of the resources
+  /// (acquire_options::together), so the sets overlap; the holder records
+  /// every name with its token and writes each name's data with that token.
+  std::size_t together_max = 0;
+  /// Leader election: every worker campaigns for its resource
+  /// (async_campaign: fenced, renewed, waiting `wait`), holds the leadership
+  /// as a renewed lease (hold_lease) and resigns (async_resign).
+  bool election = false;
   /// Fair locks: short, so a waiter that stopped (and the queue keys) are gone
   /// well before the end-of-round residue check.
   milliseconds queue_timeout{400};
