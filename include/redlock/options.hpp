@@ -121,7 +121,8 @@ struct acquire_options {
   /// hold on each master while it lasts and shown by status
   /// (node_status::description), for operators. Never read by any decision.
   /// At most max_description_bytes, no control characters; empty: none (a
-  /// plain mutex then needs no script on the masters).
+  /// plain mutex then needs no script on the masters). Not for read-write
+  /// locks yet (refused with bad_option).
   std::string description{};
   /// Semaphores (lock_kind::semaphore): how many may hold the name at once,
   /// 1 to max_permits. Every client of one semaphore must give the same

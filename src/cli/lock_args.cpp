@@ -84,6 +84,8 @@ redlock::acquire_options read_acquire(const po::variables_map& vm) {
     if (vm.count("shared") && vm.count("exclusive")) usage("--shared and --exclusive: one side of a read-write lock");
     if (vm.count("kind") || vm.count("permits")) usage("--shared / --exclusive do not go with --kind or --permits");
     a.kind = vm.count("shared") ? redlock::lock_kind::read : redlock::lock_kind::write;
+    if (vm.count("description")) usage("--description is not kept for read-write locks yet");
+    a.description.clear();
     a.owner = "pid" + std::to_string(::getpid());
   }
   if (vm.count("permits")) {

@@ -80,6 +80,8 @@ check_result check_acquire(std::string_view name, const acquire_options& o, mill
     auto twice = std::adjacent_find(all.begin(), all.end());
     if (twice != all.end()) return fail(errc::bad_option, "name '" + std::string(*twice) + "' is given twice");
   }
+  if ((o.kind == lock_kind::read || o.kind == lock_kind::write) && !o.description.empty())
+    return fail(errc::bad_option, "description is not kept for read-write locks yet (leave it empty)");
   if (o.owner.find(':') != std::string::npos || o.owner.size() > 256)
     return fail(errc::bad_option, "owner must not contain ':' and must be at most 256 characters");
   if (o.description.size() > max_description_bytes)

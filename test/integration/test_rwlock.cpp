@@ -180,6 +180,15 @@ BOOST_AUTO_TEST_CASE(fencing_renewal_and_release_of_each_side) {
   BOOST_TEST(code_of([&] { c.release(r); }) == errc::not_held);
 }
 
+BOOST_AUTO_TEST_CASE(a_description_is_refused_rather_than_dropped) {
+  masters m(1);
+  redlock::client c(m.options());
+  auto opts = side(reader);
+  opts.description = "report job";
+  BOOST_TEST(code_of([&] { c.acquire("described", opts); }) == errc::bad_option);
+  BOOST_TEST(m[0].command({"DBSIZE"}) == "0");
+}
+
 BOOST_AUTO_TEST_CASE(another_kind_under_the_name_is_reported_not_overwritten) {
   masters m(3);
   redlock::client c(m.options());
