@@ -3,10 +3,9 @@
 // to 11): an attempt is one quorum round (plus the fence raise when fenced);
 // a failed attempt is released where it may have applied, then retried after
 // a jittered delay that a release announcement cuts short (acquire_wake.cpp),
-// until the wait or the attempts run out. Re-entry of a hold the owner
-// already has is its own operation (reentry.cpp).
+// until the wait or the attempts run out. The fence raise is in
+// acquire_fence.cpp, the entry point (and re-entries) in acquire_start.cpp.
 #include "acquire_op.hpp"
-#include "fencing/fence_raise.hpp"
 #include "hold.hpp"
 #include "kinds.hpp"
 #include "retry_policy.hpp"
@@ -207,58 +206,6 @@ void acquire_op::finish_failed(error_code why) {
   });
 }
 
-// ---- fencing -------------------------------------------------------------
-void acquire_op::start_raise(const quorum_round& acquired) {
-  boost::intrusive_ptr<const quorum_round> acquired_ref(&acquired);
-  if (holds_names_together()) {
-    // Each name's token: the largest of its counters in the quorum's grants.
-    fences_.assign(keys_.size(), 0);
-    for (auto& o : acquired.outcomes())
-      if (o.state == node_state::locked)
-        for (std::size_t i = 0; i < o.fields.size() && i < fences_.size(); ++i)
-          fences_[i] = std::max<std::uint64_t>(fences_[i], std::stoull(o.fields[i]));
-    auto own = static_cast<std::size_t>(std::find(keys_.begin(), keys_.end(), key_) - keys_.begin());
-    fence_raise_round(client_->masters, keys_, token_, fences_,
-                      [self = shared_from_this(), acquired_ref, own](quorum_round& r) {
-                        self->on_raised(*acquired_ref, r, self->fences_.at(own));
-                      })
-        ->start();
-    return;
-  }
-  auto token_value = static_cast<std::uint64_t>(acquired.max_value());
-  fence_raise_round(client_->masters, held_key(acquired), token_, token_value,
-                    [self = shared_from_this(), acquired_ref, token_value](quorum_round& r) {
-                      self->on_raised(*acquired_ref, r, token_value);
-                    })
-      ->start();
-}
-
-void acquire_op::on_raised(const quorum_round& acquired, const quorum_round& raise, std::uint64_t token_value) {
-  if (phase_ == phase::done) return;
-  error_code why;
-  if (raise.succeeded()) {
-    // The token is only as good as the time left: the whole acquisition,
-    // raise round included, must fit in the validity window.
-    if (enough_validity(options_.ttl, raise.decided_at() - acquired.started_at(), client_->options.drift_factor,
-                        options_.min_validity)) {
-      if (cancelled()) return abandon_attempt({}, may_hold(acquired));
-      return this->acquired(acquired, token_value);
-    }
-    why = errc::validity_expired;
-  } else {
-    why = raise.failure();
-    if (!why) why = errc::not_acquired;
-    // The report shows where the raise failed (the lock was taken there).
-    if (options_.report)
-      for (std::uint32_t i = 0; i < raise.outcomes().size() && i < last_round_.size(); ++i)
-        if (raise.outcomes()[i].error) {
-          last_round_[i].state = raise.outcomes()[i].state;
-          last_round_[i].error = raise.outcomes()[i].error;
-        }
-  }
-  abandon_attempt(why, may_hold(acquired));
-}
-
 std::string acquire_op::held_key(const quorum_round& won) const {
   if (!is_semaphore()) return key_;
   return keys::permit(key_, permit_slot(first_slot_, options_.permits, won.decision().winner()));
@@ -336,56 +283,6 @@ void acquire_op::complete(error_code ec, lock l) {
   auto slot = asio::get_associated_cancellation_slot(handler_);
   if (slot.is_connected()) slot.clear();
   complete_handler(client_, std::move(handler_), ec, std::move(l));
-}
-
-namespace {
-
-// An owner that holds a read-write lock takes another read of it, or a
-// write inside its write, at no cost on the masters: its hold already
-// excludes what the new one would. A write inside its read is refused: it
-// would wait for its own read (and two owners doing it, for each other).
-void reenter_rw(std::shared_ptr<client_impl> client, std::shared_ptr<lock_state> held, const acquire_options& options,
-                acquire_handler handler) {
-  error_code ec;
-  if (options.kind == lock_kind::write && held->kind == lock_kind::read)
-    ec = errc::upgrade_refused;
-  else if (held->lapsed())
-    ec = errc::not_held;
-  else if (options.fenced && !held->fence)
-    ec = errc::unfenced_hold;
-  if (ec) return complete_handler(client, std::move(handler), ec, lock{});
-  held->holds.fetch_add(1);
-  complete_handler(client, std::move(handler), error_code{}, lock_access::make(std::move(held)));
-}
-
-}  // namespace
-
-void start_acquire(std::shared_ptr<client_impl> client, std::string name, acquire_options options,
-                   std::chrono::system_clock::time_point asked_at, acquire_handler handler) {
-  auto key = client->key_for(name);
-  std::string field;
-  if ((options.kind == lock_kind::read || options.kind == lock_kind::write) && !options.owner.empty()) {
-    if (auto held = find_hold(*client, key, rw_owner_field(client->client_id, options.owner)))
-      return reenter_rw(std::move(client), std::move(held), options, std::move(handler));
-  }
-  if (options.kind == lock_kind::reentrant || options.kind == lock_kind::fair) {
-    field = client->client_id + ":" + options.owner;
-    // The same owner again, while it holds the lock: one more level.
-    if (auto held = find_hold(*client, key, field))
-      return start_reentry(std::move(client), std::move(held), std::move(options), std::move(handler));
-  }
-  // Names held together: sorted, so that two overlapping sets take their
-  // common names in one order (one script per master takes them anyway).
-  std::vector<std::string> names, keys;
-  if (!options.together.empty()) {
-    names = options.together;
-    names.push_back(name);
-    std::sort(names.begin(), names.end());
-    for (auto& n : names) keys.push_back(client->key_for(n));
-  }
-  std::make_shared<acquire_op>(std::move(client), std::move(name), std::move(key), std::move(field),
-                               std::move(options), asked_at, std::move(handler), std::move(names), std::move(keys))
-      ->start();
 }
 
 }  // namespace redlock::detail

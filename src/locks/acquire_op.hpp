@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // One acquisition of a lock of any kind, from its first attempt to its
-// handler (docs/algorithm.md, sections 2, 9 to 11). The attempt, retry,
-// fencing and success steps are in acquire_op.cpp; being woken by a release
-// or handed the lock by one, and cancellation, in acquire_wake.cpp.
+// handler (docs/algorithm.md, sections 2, 9 to 15). The attempt, retry and
+// success steps are in acquire_op.cpp, the fence raise in acquire_fence.cpp,
+// the entry point in acquire_start.cpp; being woken by a release or handed
+// the lock by one, and cancellation, in acquire_wake.cpp.
 #pragma once
 
 #include "client_impl.hpp"
