@@ -39,8 +39,8 @@ class reentry_op : public std::enable_shared_from_this<reentry_op> {
     auto round = acquire_round(client_, req, [self = shared_from_this()](quorum_round& f) { self->on_decided(f); });
     // A level that lands after a failed re-entry is undone too; a late level
     // of a good one stays.
-    round->on_late_yes([self = shared_from_this()](std::uint32_t node, const node_outcome&) {
-      if (self->failed_) undo_reentry(self->client_, self->held_->key, self->held_->token, {node});
+    round->on_late_reply([self = shared_from_this()](std::uint32_t node, const node_outcome& said) {
+      if (self->failed_ && said.state == node_state::locked) undo_reentry(self->client_, self->held_->key, self->held_->token, {node});
     });
     round->settle_failure();  // "not held" only when every refusal was counted
     round->start();

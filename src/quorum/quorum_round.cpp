@@ -90,7 +90,7 @@ void quorum_round::on_reply(std::uint32_t node, const boost::system::error_code&
     case quorum_decision::effect::pending:
       return;
     case quorum_decision::effect::late:
-      if (v == verdict::yes && on_late_yes_) on_late_yes_(node, o);
+      if (on_late_reply_) on_late_reply_(node, o);
       return;
     case quorum_decision::effect::decided: {
       auto callback = std::move(on_decided_);

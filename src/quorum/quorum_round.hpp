@@ -63,9 +63,13 @@ class quorum_round final : public reply_sink {
   /// shutdown waits for it (connection's delivery::must_reach).
   void must_reach_every_master() { delivery_ = delivery::must_reach; }
 
-  /// Called for each "yes" that arrives after the decision (a late grant, for
-  /// example from a NOSCRIPT fallback that ran after a release was queued).
-  void on_late_yes(std::function<void(std::uint32_t node, const node_outcome& said)> f) { on_late_yes_ = std::move(f); }
+  /// Called for each reply that arrives after the decision, with its outcome:
+  /// a late grant (`node_state::locked`, for example from a NOSCRIPT fallback
+  /// that ran after a release was queued), a refusal, an error, or a deadline
+  /// that passed (`node_state::unknown`: it may have applied).
+  void on_late_reply(std::function<void(std::uint32_t node, const node_outcome& said)> f) {
+    on_late_reply_ = std::move(f);
+  }
 
   const quorum_decision& decision() const noexcept { return decision_; }
   bool succeeded() const noexcept { return decision_.reached(); }
@@ -101,7 +105,7 @@ class quorum_round final : public reply_sink {
   std::vector<std::string> args_;
   classify_fn classify_;
   decided_fn on_decided_;
-  std::function<void(std::uint32_t, const node_outcome&)> on_late_yes_;
+  std::function<void(std::uint32_t, const node_outcome&)> on_late_reply_;
   std::vector<node_outcome> outcomes_;
   std::vector<bool> fell_back_;  // EVAL already tried after NOSCRIPT
   quorum_decision decision_;

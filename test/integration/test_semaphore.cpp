@@ -94,6 +94,40 @@ BOOST_AUTO_TEST_CASE(masters_that_disagree_on_the_slot_are_settled_by_votes_and_
   BOOST_TEST(eventually([&] { return m.holding(keys::permit("split", slot)) == 1u; }));
 }
 
+BOOST_AUTO_TEST_CASE(a_master_that_answers_after_the_win_gives_back_a_stray_slot) {
+  // The win is decided at a quorum; a master still to answer is cleaned up
+  // only if its answer (or its deadline) says it may hold another slot.
+  // Master 2 is paused until its deadline passed after the win (no answer
+  // will be read: the clean-up must assume it granted), and slot 0 is
+  // a stranger's there: once resumed, it grants slot 1 whatever the quorum
+  // won. When the quorum won slot 0, that grant is stray and must go; when
+  // it won slot 1, it is part of the hold. The first slot tried is random:
+  // repeat until both cases were seen.
+  masters m(3);
+  redlock::client c(m.options(50ms));
+  const unsigned permits = 2;
+  m[2].command({"SET", keys::permit("late", 0), "someone", "PX", "600000"});
+  std::set<unsigned> seen;
+  for (int round = 0; round < 40 && seen.size() < 2; ++round) {
+    m[2].pause();
+    auto l = c.acquire("late", semaphore(permits, 60000ms));
+    auto slot = *l.permit();
+    seen.insert(slot);
+    std::this_thread::sleep_for(150ms);  // past master 2's deadline: its reply will never be read
+    m[2].resume();
+    // Master 2 ran the acquisition (it wrote the number of permits), then,
+    // for a stray, the clean-up queued behind it.
+    BOOST_REQUIRE(eventually([&] { return m[2].command({"EXISTS", keys::permits("late")}) == "1"; }));
+    bool settled = eventually([&] { return (m[2].command({"GET", keys::permit("late", 1)}) == l.token()) == (slot == 1); });
+    BOOST_TEST(settled, "won slot " << slot << ", master 2's slot 1 holds "
+                                    << m[2].command({"GET", keys::permit("late", 1)}) << ", our token " << l.token());
+    c.release(l);
+    BOOST_REQUIRE(eventually([&] { return m[2].command({"EXISTS", keys::permit("late", 1)}) == "0"; }));
+  }
+  BOOST_TEST(seen.size() == 2u, "both slots won at least once");
+  BOOST_TEST(m[2].command({"GET", keys::permit("late", 0)}) == "someone", "the stranger's slot untouched");
+}
+
 BOOST_AUTO_TEST_CASE(a_crashed_holders_permit_returns_at_its_ttl) {
   masters m(3);
   {
