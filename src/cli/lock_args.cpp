@@ -113,6 +113,42 @@ void explain(const std::string& name, const redlock::acquire_report& report, boo
     for (auto& node : report.last_attempt) std::cerr << "redlock:   " << redlock::describe(node) << "\n";
 }
 
+const char* kind_words(redlock::lock_kind k) {
+  using redlock::lock_kind;
+  switch (k) {
+    case lock_kind::mutex: return "a mutex";
+    case lock_kind::reentrant: return "a reentrant lock";
+    case lock_kind::fair: return "a fair lock";
+    case lock_kind::semaphore: return "a semaphore";
+    case lock_kind::read:
+    case lock_kind::write: return "a read-write lock";
+  }
+  return "a lock";
+}
+
+bool looks_like_token(const std::string& s) {
+  return s.size() == 32 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+// What kind of lock, other than `asked`, the name is held as on some master
+// (status), or nothing when what is there is not one of our locks (someone
+// else's data: the scripts' WRONGTYPE stands).
+std::optional<std::string> held_as_other_kind(redlock::client& client, const std::string& name,
+                                              redlock::lock_kind asked) {
+  boost::system::error_code ec;
+  auto nodes = client.status(name, ec);
+  if (ec) return std::nullopt;
+  std::string asked_words = kind_words(asked);
+  for (auto& n : nodes) {
+    std::string words;
+    if (n.content == redlock::key_content::mutex && looks_like_token(n.token)) words = kind_words(redlock::lock_kind::mutex);
+    if (n.content == redlock::key_content::rwlock) words = kind_words(redlock::lock_kind::read);
+    if (n.content == redlock::key_content::owners && !n.owners.empty()) words = "a reentrant or fair lock";
+    if (!words.empty() && words != asked_words) return words;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<redlock::lock> acquire_or_explain(redlock::client& client, const common& c, redlock::acquire_options a,
@@ -125,6 +161,14 @@ std::optional<redlock::lock> acquire_or_explain(redlock::client& client, const c
     if (!l) explain(c.name, *report, verbose);
     return l;
   } catch (const redlock::error& e) {
+    // Another kind of lock under this name is a mistake in the command line
+    // (a usage error), not someone else's data (EX_DATAERR).
+    if (e.code() == redlock::errc::wrong_type)
+      if (auto other = held_as_other_kind(client, c.name, a.kind)) {
+        std::cerr << "redlock: lock '" << c.name << "' is held as " << *other << ", not " << kind_words(a.kind)
+                  << ": use the kind it was taken as, or another name\n";
+        throw already_reported{ex_usage};
+      }
     std::cerr << "redlock: " << e.what() << "\n";
     if (verbose && e.report())
       for (auto& node : e.report()->last_attempt) std::cerr << "redlock:   " << redlock::describe(node) << "\n";

@@ -534,10 +534,25 @@ BOOST_AUTO_TEST_CASE(cli_run_shared_and_exclusive) {
   BOOST_TEST(cli(nodes, "run --name table --exclusive -- true").code == 0);
   auto both = cli(nodes, "run --name table --shared --exclusive -- true");
   BOOST_TEST(both.code == 64, both.err);
-  // A mutex under the name is someone else's kind of lock: reported (65), untouched.
+  // A mutex under the name is another kind of lock: a usage error (64) that
+  // says so in one line; the mutex is untouched.
   auto mutex = holder.acquire("plain", {.ttl = 10000ms});
   auto other_kind = cli(nodes, "run --name plain --shared -- true");
-  BOOST_TEST(other_kind.code == 65, other_kind.err);
+  BOOST_TEST(other_kind.code == 64, other_kind.err);
+  BOOST_TEST(other_kind.err == "redlock: lock 'plain' is held as a mutex, not a read-write lock: use the kind it was "
+                               "taken as, or another name\n");
   BOOST_TEST(m[0].command({"GET", "plain"}) == mutex.token());
   holder.release(mutex);
+  // Someone else's data under the name stays EX_DATAERR (65), untouched.
+  m[0].command({"SET", "userdata", "hello"});
+  m[1].command({"SET", "userdata", "hello"});
+  auto data = cli(nodes, "run --name userdata --exclusive -- true");
+  BOOST_TEST(data.code == 65, data.err);
+  BOOST_TEST(m[0].command({"GET", "userdata"}) == "hello");
+  // And a read-write lock asked for as a mutex: 64 too.
+  auto rw = holder.acquire("table2", {.ttl = 10000ms, .kind = redlock::lock_kind::read});
+  auto as_mutex = cli(nodes, "run --name table2 -- true");
+  BOOST_TEST(as_mutex.code == 64, as_mutex.err);
+  BOOST_TEST(as_mutex.err.find("held as a read-write lock, not a mutex") != std::string::npos, as_mutex.err);
+  holder.release(rw);
 }
