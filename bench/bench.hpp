@@ -108,6 +108,7 @@ struct settings {
   milliseconds ttl{10000};
   bool quick = false;
   std::size_t workers = 8;  // contended scenarios: threads, each its own client
+  bool one_thread = false;  // contended scenarios: the workers as coroutines on one thread instead
   std::string tag;         // unique per run: part of every key name
 
   redlock::client_options client_options() const;

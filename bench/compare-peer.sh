@@ -34,6 +34,9 @@
 #
 # What runs, in order, on the same masters:
 #   redlock-bench --nodes ... --pidfiles ... --json OUT/redlock-bench.json   (all scenarios)
+#   redlock-bench --nodes ... --scenario contended,semaphore --one-thread
+#                 --json OUT/redlock-bench-one-thread.json   (the contended rows: workers on one
+#                 thread, as the peers' harnesses run theirs on one event loop)
 #   for each peer: node bench.js uncontended | throughput conc=64 | contended workers=8
 #                  delay=10 jitter=10 | hung stop=P1 | noquorum stop=P1,P2,P3 (ct=0, and
 #                  ct=<node timeout>)  (redis-semaphore and redlock-universal have no
@@ -180,6 +183,19 @@ if [ "$status" -ne 0 ]; then
 fi
 [ -s "$out/redlock-bench.json" ] || { echo "compare-peer: no JSON from redlock-bench" >&2; exit 1; }
 all_up
+# The peers' harnesses run their 8 workers on one Node.js event loop, each
+# with its own connections; redlock-bench's default gives each worker a
+# thread and a sync client (16 threads on this machine's 2 cores). The
+# contended rows compare like with like: ours again, workers as coroutines
+# on one thread (--one-thread), each its own async_client. The threaded
+# figures stay in the table, without a ratio.
+one_args=(--nodes "$nodes" --json "$out/redlock-bench-one-thread.json" --node-timeout "$node_timeout" --ttl "$ttl"
+          --scenario contended,semaphore --one-thread)
+[ "$quick" = 1 ] && one_args+=(--quick)
+echo "compare-peer: $bench ${one_args[*]}"
+"$bench" "${one_args[@]}" > "$out/redlock-bench-one-thread.txt" 2> "$out/redlock-bench-one-thread.err" ||
+  echo "compare-peer: redlock-bench --one-thread failed (see $out/redlock-bench-one-thread.err)" >&2
+all_up
 
 # ---- the peers ----------------------------------------------------------------------
 # An installed copy of each harness: PEER_CACHE's when it has one, else a
@@ -260,6 +276,12 @@ const load = (f, whole) => {
   } catch (e) { return null; }
 };
 const ours = load('redlock-bench.json', true) || {};
+// The contended scenarios as the peers run them (one event loop); see above.
+const one = load('redlock-bench-one-thread.json', true) || {};
+// Safety figures count both of our runs; undefined when neither measured it.
+const numbers = (xs) => xs.filter((x) => typeof x === 'number');
+const total = (...xs) => (numbers(xs).length ? numbers(xs).reduce((a, b) => a + b, 0) : undefined);
+const most = (...xs) => (numbers(xs).length ? Math.max(...numbers(xs)) : undefined);
 const peers = Object.fromEntries(names.map((n) => [n, {
   u: load(`${n}-uncontended.json`), t: load(`${n}-throughput.json`), c: load(`${n}-contended.json`),
   h: load(`${n}-hung.json`), q0: load(`${n}-noquorum1.json`), q1: load(`${n}-noquorum2.json`),
@@ -275,11 +297,14 @@ const hungRatio = (p) => (get(p.h, 'while_stopped.acquire.p50') && get(p.h, 'bas
 const defs = [
   ['uncontended pairs/s', get(ours, 'uncontended.pairs_per_s'), (p) => get(p.u, 'pairs_per_s'), '/s', 'higher'],
   ['64 in flight pairs/s', get(ours, 'throughput.pairs_per_s'), (p) => get(p.t, 'pairs_per_s'), '/s', 'higher'],
-  ['contended sections/s', get(ours, 'contended.sections_per_s'), (p) => get(p.c, 'cs_per_s'), '/s', 'higher'],
-  ['contended attempts per section', get(ours, 'contended.attempts_per_section'), (p) => get(p.c, 'attempts_per_success'), '', 'lower'],
-  ['contended fairness min/max', get(ours, 'contended.fairness'), (p) => get(p.c, 'min_over_max'), '', 'higher'],
-  ['contended zero seconds', get(ours, 'contended.zero_seconds'), (p) => zeros(get(p.c, 'per_second')), 's', ''],
-  ['contended violations', get(ours, 'contended.violations'), (p) => get(p.c, 'violations'), '', ''],
+  ['contended sections/s', get(one, 'contended.sections_per_s'), (p) => get(p.c, 'cs_per_s'), '/s', 'higher'],
+  ['contended attempts per section', get(one, 'contended.attempts_per_section'), (p) => get(p.c, 'attempts_per_success'), '', 'lower'],
+  ['contended fairness min/max', get(one, 'contended.fairness'), (p) => get(p.c, 'min_over_max'), '', 'higher'],
+  ['contended zero seconds', get(one, 'contended.zero_seconds'), (p) => zeros(get(p.c, 'per_second')), 's', ''],
+  ['contended violations', total(get(one, 'contended.violations'), get(ours, 'contended.violations')),
+   (p) => get(p.c, 'violations'), '', ''],
+  ['contended sections/s, ours threaded', get(ours, 'contended.sections_per_s'), () => undefined, '/s', ''],
+  ['contended attempts per section, ours threaded', get(ours, 'contended.attempts_per_section'), () => undefined, '', ''],
   ['uncontended pair p50', get(ours, 'uncontended.pair_us.p50'), (p) => ms2us(get(p.u, 'pair.p50')), 'µs', 'lower'],
   ['uncontended pair p99', get(ours, 'uncontended.pair_us.p99'), (p) => ms2us(get(p.u, 'pair.p99')), 'µs', 'lower'],
   ['uncontended acquire p50', get(ours, 'uncontended.acquire_us.p50'), (p) => ms2us(get(p.u, 'acquire.p50')), 'µs', 'lower'],
@@ -293,14 +318,17 @@ const defs = [
   ['one hung: p50 / own healthy p50', get(ours, 'ratios.hung_over_own_baseline'), hungRatio, 'x', ''],
   [`no quorum: fail p50 (peers ct=${process.env.NODE_TIMEOUT_MS})`, get(ours, 'no_quorum.fail_ms.p50'), (p) => median(failed(p.q1)), 'ms', 'lower'],
   // Semaphore, 3 permits, 8 workers, one name (the peer: RedlockSemaphore).
-  ['semaphore sections/s', get(ours, 'semaphore.sections_per_s'), (p) => get(p.s, 'cs_per_s'), '/s', 'higher'],
-  ['semaphore attempts per section', get(ours, 'semaphore.attempts_per_section'), (p) => get(p.s, 'attempts_per_success'), '', 'lower'],
-  ['semaphore fairness min/max', get(ours, 'semaphore.fairness'), (p) => get(p.s, 'min_over_max'), '', 'higher'],
-  ['semaphore acquire p50', get(ours, 'semaphore.acquire_wait_us.p50'), (p) => ms2us(get(p.s, 'acquire_wait.p50')), 'µs', 'lower'],
-  ['semaphore acquire p99', get(ours, 'semaphore.acquire_wait_us.p99'), (p) => ms2us(get(p.s, 'acquire_wait.p99')), 'µs', 'lower'],
-  ['semaphore max holders (3 permits)', get(ours, 'semaphore.max_holders'), (p) => get(p.s, 'max_holders'), '', ''],
-  ['semaphore sections over 3 holders', get(ours, 'semaphore.violations'), (p) => get(p.s, 'over_limit'), '', ''],
-  ['semaphore zero seconds', get(ours, 'semaphore.zero_seconds'), (p) => get(p.s, 'zero_seconds'), 's', ''],
+  ['semaphore sections/s', get(one, 'semaphore.sections_per_s'), (p) => get(p.s, 'cs_per_s'), '/s', 'higher'],
+  ['semaphore attempts per section', get(one, 'semaphore.attempts_per_section'), (p) => get(p.s, 'attempts_per_success'), '', 'lower'],
+  ['semaphore fairness min/max', get(one, 'semaphore.fairness'), (p) => get(p.s, 'min_over_max'), '', 'higher'],
+  ['semaphore acquire p50', get(one, 'semaphore.acquire_wait_us.p50'), (p) => ms2us(get(p.s, 'acquire_wait.p50')), 'µs', 'lower'],
+  ['semaphore acquire p99', get(one, 'semaphore.acquire_wait_us.p99'), (p) => ms2us(get(p.s, 'acquire_wait.p99')), 'µs', 'lower'],
+  ['semaphore max holders (3 permits)', most(get(one, 'semaphore.max_holders'), get(ours, 'semaphore.max_holders')),
+   (p) => get(p.s, 'max_holders'), '', ''],
+  ['semaphore sections over 3 holders', total(get(one, 'semaphore.violations'), get(ours, 'semaphore.violations')),
+   (p) => get(p.s, 'over_limit'), '', ''],
+  ['semaphore zero seconds', get(one, 'semaphore.zero_seconds'), (p) => get(p.s, 'zero_seconds'), 's', ''],
+  ['semaphore sections/s, ours threaded', get(ours, 'semaphore.sections_per_s'), () => undefined, '/s', ''],
   // Skew: 5 holders at once, one attempt each, 2 of 5 links of each 50 ms slower.
   ['skew: most holders at once (3 permits)', get(ours, 'semaphore_skew.max_holders'), (p) => get(p.k, 'concurrent_holders'), '', ''],
 ];

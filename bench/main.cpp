@@ -280,6 +280,9 @@ int main(int argc, char** argv) {
       "workers", po::value(&s.workers),
       "contended scenarios: worker threads, each its own client (default 8; 2 shows the hand-off without CPU "
       "contention on a small machine)")(
+      "one-thread", po::bool_switch(&s.one_thread),
+      "contended scenarios: run the workers as coroutines on ONE thread, each its own async_client (the peers' "
+      "harness model: one Node.js event loop), instead of a thread and a sync client each")(
       "plot", po::value(&plot_dir),
       "also draw the figures into DIR: latency CDFs and the scale_nodes curves (gnuplot data, plot.gp, and SVGs "
       "when gnuplot is installed); the JSON then carries each latency's percentiles 0..100 as \"cdf\"")(
@@ -393,6 +396,7 @@ int main(int argc, char** argv) {
   config["node_timeout_ms"] = s.node_timeout.count();
   config["ttl_ms"] = s.ttl.count();
   config["workers"] = s.workers;
+  config["one_thread"] = s.one_thread;
   config["quick"] = s.quick;
   config["build_type"] = REDLOCK_BENCH_BUILD_TYPE;
   config["sanitizers"] = static_cast<bool>(REDLOCK_BENCH_SANITIZE);

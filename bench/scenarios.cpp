@@ -8,6 +8,9 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
@@ -427,10 +430,26 @@ outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& s
   std::atomic<steady::rep> last_release{0};  // when the previous holder called release
   std::vector<worker_result> results(workers);
   std::vector<std::unique_ptr<redlock::client>> clients;
+  asio::io_context one_loop(1);  // --one-thread: every worker's client on it
+  std::vector<std::unique_ptr<redlock::async_client>> async_clients;
   std::vector<std::shared_ptr<redlock::counters>> counters;  // attempts per section
   for (std::size_t w = 0; w < workers; ++w) {
     auto opts = s.client_options();
     opts.observer = counters.emplace_back(std::make_shared<redlock::counters>());
+    if (s.one_thread) {
+      auto& c = *async_clients.emplace_back(std::make_unique<redlock::async_client>(one_loop.get_executor(), opts));
+      // Warm-up: open the connections (a failure here shows up in the run).
+      asio::co_spawn(
+          one_loop,
+          [&c, name = s.tag + ":cw:" + std::to_string(w), o = single_attempt(s)]() -> asio::awaitable<void> {
+            auto [ec, l] = co_await c.async_acquire(name, o, asio::as_tuple(asio::use_awaitable));
+            if (!ec) co_await c.async_release(std::move(l), asio::as_tuple(asio::use_awaitable));
+          },
+          [&one_loop](std::exception_ptr) { one_loop.stop(); });  // the clients keep the loop busy
+      one_loop.run();
+      one_loop.restart();
+      continue;
+    }
     clients.push_back(std::make_unique<redlock::client>(opts));
     // Warm-up: open the connections (a failure here shows up in the run).
     for (int i = 0; i < 20; ++i) {
@@ -452,8 +471,92 @@ outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& s
   auto start = steady::now() + 100ms;
   auto end = start + std::chrono::seconds(secs);
 
+  // What one section does to the shared counters, whichever way the workers run.
+  auto enter = [&](worker_result& out, const redlock::lock& l, bool writes, steady::time_point t0,
+                   steady::time_point got) {
+    if (l.remaining_validity() <= 0ms) {
+      ++expired;
+      return false;
+    }
+    int now_inside = inside.fetch_add(1) + 1;
+    if (rw) {
+      int writing = writes ? writers_inside.fetch_add(1) + 1 : writers_inside.load();
+      if ((writes && now_inside > 1) || (!writes && writing > 0)) ++violations;  // a writer not alone
+    } else if (now_inside > limit) {
+      ++violations;  // more holders inside than there are permits
+    }
+    for (int m = max_inside.load(); now_inside > m && !max_inside.compare_exchange_weak(m, now_inside);) {
+    }
+    if (auto slot = l.permit(); slot && *slot < per_permit.size()) ++per_permit[*slot];
+    auto bucket = static_cast<std::size_t>(std::chrono::duration_cast<std::chrono::seconds>(got - start).count());
+    ++per_second[std::min(bucket, per_second.size() - 1)];
+    if (writes) out.write_wait.push_back(micros(t0, got));
+    out.wait.push_back(micros(t0, got));
+    out.log.push_back({t0, got});
+    if (auto prev = last_release.load(); prev != 0)
+      out.handoff.push_back(micros(steady::time_point(steady::duration(prev)), got));
+    return true;
+  };
+  auto leave = [&](worker_result& out, bool writes) {
+    if (writes) writers_inside.fetch_sub(1);
+    inside.fetch_sub(1);
+    ++out.successes;
+    if (writes) ++out.writes;
+  };
+  auto options_for = [&](std::mt19937& rng, std::bernoulli_distribution& writes_now, steady::time_point t0) {
+    redlock::acquire_options o;
+    o.ttl = s.ttl;
+    o.kind = rw && writes_now(rng) ? redlock::lock_kind::write : kind;
+    o.wait = std::chrono::ceil<milliseconds>(end - t0);
+    o.retry_delay = 10ms;
+    o.retry_jitter = 10ms;
+    if (semaphore) o.permits = permits;
+    return o;
+  };
+
+  if (s.one_thread) {
+    // The peers' harness model: every worker a loop on one event loop (one
+    // thread), each with its own client; "inside" lasts one turn of the loop.
+    std::size_t running = workers;
+    for (std::size_t w = 0; w < workers; ++w)
+      asio::co_spawn(
+          one_loop,
+          [&, w]() -> asio::awaitable<void> {
+            auto& c = *async_clients[w];
+            auto& out = results[w];
+            std::mt19937 rng(static_cast<unsigned>(w) + 1);
+            std::bernoulli_distribution writes_now(write_share);
+            asio::steady_timer until_start(one_loop, start);
+            co_await until_start.async_wait(asio::use_awaitable);
+            for (;;) {
+              auto t0 = steady::now();
+              if (t0 >= end) break;
+              auto o = options_for(rng, writes_now, t0);
+              const bool writes = o.kind == redlock::lock_kind::write;
+              auto [ec, l] = co_await c.async_acquire(key, o, asio::as_tuple(asio::use_awaitable));
+              if (ec == redlock::condition::contended) continue;  // the wait ran out: the run is over
+              if (ec) {
+                ++out.errors[error_name(ec)];
+                continue;
+              }
+              auto got = steady::now();
+              if (got < end && enter(out, l, writes, t0, got)) {
+                co_await asio::post(one_loop, asio::use_awaitable);
+                leave(out, writes);
+              }
+              last_release.store(steady::now().time_since_epoch().count());
+              auto [rec] = co_await c.async_release(std::move(l), asio::as_tuple(asio::use_awaitable));
+              if (rec) ++out.errors["release:" + error_name(rec)];
+            }
+          },
+          [&](std::exception_ptr) {
+            if (--running == 0) one_loop.stop();  // the clients keep the loop busy
+          });
+    one_loop.run();
+    one_loop.restart();
+  }
   std::vector<std::thread> threads;
-  for (std::size_t w = 0; w < workers; ++w) {
+  for (std::size_t w = 0; w < workers && !s.one_thread; ++w) {
     threads.emplace_back([&, w] {
       auto& c = *clients[w];
       auto& out = results[w];
@@ -463,14 +566,8 @@ outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& s
       for (;;) {
         auto t0 = steady::now();
         if (t0 >= end) break;
-        redlock::acquire_options o;
-        o.ttl = s.ttl;
-        const bool writes = rw && writes_now(rng);
-        o.kind = writes ? redlock::lock_kind::write : kind;
-        o.wait = std::chrono::ceil<milliseconds>(end - t0);
-        o.retry_delay = 10ms;
-        o.retry_jitter = 10ms;
-        if (semaphore) o.permits = permits;
+        auto o = options_for(rng, writes_now, t0);
+        const bool writes = o.kind == redlock::lock_kind::write;
         std::optional<redlock::lock> l;
         try {
           l = c.try_acquire(key, o);
@@ -480,36 +577,10 @@ outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& s
         }
         if (!l) continue;  // the wait ran out: the run is over
         auto got = steady::now();
-        if (got < end) {
-          if (l->remaining_validity() <= 0ms) {
-            ++expired;
-          } else {
-            int now_inside = inside.fetch_add(1) + 1;
-            if (rw) {
-              int writing = writes ? writers_inside.fetch_add(1) + 1 : writers_inside.load();
-              if ((writes && now_inside > 1) || (!writes && writing > 0)) ++violations;  // a writer not alone
-            } else if (now_inside > limit) {
-              ++violations;  // more holders inside than there are permits
-            }
-            for (int m = max_inside.load(); now_inside > m && !max_inside.compare_exchange_weak(m, now_inside);) {
-            }
-            if (auto slot = l->permit(); slot && *slot < per_permit.size()) ++per_permit[*slot];
-            auto until = steady::now() + section;
-            while (steady::now() < until) std::this_thread::yield();
-            if (writes) writers_inside.fetch_sub(1);
-            inside.fetch_sub(1);
-            ++out.successes;
-            if (writes) {
-              ++out.writes;
-              out.write_wait.push_back(micros(t0, got));
-            }
-            auto bucket = static_cast<std::size_t>(std::chrono::duration_cast<std::chrono::seconds>(got - start).count());
-            ++per_second[std::min(bucket, per_second.size() - 1)];
-            out.wait.push_back(micros(t0, got));
-            out.log.push_back({t0, got});
-            if (auto prev = last_release.load(); prev != 0)
-              out.handoff.push_back(micros(steady::time_point(steady::duration(prev)), got));
-          }
+        if (got < end && enter(out, *l, writes, t0, got)) {
+          auto until = steady::now() + section;
+          while (steady::now() < until) std::this_thread::yield();
+          leave(out, writes);
         }
         last_release.store(steady::now().time_since_epoch().count());
         try {
@@ -522,6 +593,9 @@ outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& s
   }
   for (auto& t : threads) t.join();
   clients.clear();
+  async_clients.clear();
+  one_loop.restart();
+  one_loop.run_for(2s);  // the clients' shutdowns close their sockets
 
   std::size_t total = 0, lo = SIZE_MAX, hi = 0, zero = 0;
   std::vector<double> wait, handoff, write_wait;
@@ -565,7 +639,9 @@ outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& s
   r.data["seconds"] = secs;
   r.data["retry_delay_ms"] = 10;
   r.data["retry_jitter_ms"] = 10;
-  r.data["section_us"] = section.count();
+  r.data["section_us"] = s.one_thread ? 0 : section.count();
+  r.data["workers_run_as"] = s.one_thread ? "coroutines on one thread, each its own async_client"
+                                          : "threads, each its own sync client";
   r.data["sections"] = total;
   r.data["sections_per_s"] = std::round(static_cast<double>(total) / secs);
   r.data["per_worker"] = per_worker;
