@@ -23,17 +23,24 @@ if about and string.sub(about, 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then redis.cal
 if ARGV[3] ~= '1' then
   return 1
 end
-local head = nil
--- Most releases have no one waiting: one EXISTS then, not the sweep (each
--- call here costs the master about a GET; see redlock-bench throughput).
-if KEYS[2] and redis.call('EXISTS', KEYS[2]) == 1 then
+-- The first live waiter: most releases have no one waiting (one ZRANGE
+-- then), and the first entry is usually live (a ZSCORE against the clock).
+-- Only a lapsed first entry costs the sweep of every lapsed one. Each call
+-- here costs the master about a GET on top of the command (see
+-- redlock-bench throughput and semaphore).
+local head = KEYS[2] and redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+if head then
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  for _, lapsed in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
-    redis.call('ZREM', KEYS[2], lapsed)
-    redis.call('ZREM', KEYS[3], lapsed)
+  local until_ms = tonumber(redis.call('ZSCORE', KEYS[3], head) or '0')
+  if until_ms <= now then
+    for _, lapsed in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
+      redis.call('ZREM', KEYS[2], lapsed)
+      redis.call('ZREM', KEYS[3], lapsed)
+    end
+    redis.call('ZREM', KEYS[2], head)  -- lapsed, or without a deadline
+    head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
   end
-  head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
 end
 if head then
   local client = string.match(head, '^(.*):[^:]*$')

@@ -502,6 +502,27 @@ BOOST_AUTO_TEST_CASE(a_waiter_that_died_on_the_wake_list_only_delays_the_others)
   BOOST_TEST(eventually([&] { return m.holding(redlock::detail::keys::wake_deadlines("dead-head")) == 0u; }, 10s));
 }
 
+// A release names the first LIVE waiter: a lapsed entry at the head of the
+// wake list (a waiter that died long ago) is swept first, and the next one
+// is woken at once rather than at its next timed retry.
+BOOST_AUTO_TEST_CASE(a_lapsed_head_of_the_wake_list_is_skipped_by_a_release) {
+  namespace keys = redlock::detail::keys;
+  masters m(1);
+  redlock::client holder(m.options()), live(m.options());
+  auto held = holder.acquire("stale-head", {.ttl = 30000ms});
+  redlock::acquire_options o{.ttl = 30000ms, .wait = 30000ms, .retry_delay = 20000ms, .retry_jitter = 0ms};
+  auto got = live.async().async_acquire("stale-head", o, boost::asio::use_future);
+  BOOST_REQUIRE(eventually([&] { return wake_list_is(m, "stale-head", 1); }));
+  // A dead waiter ahead of it, whose entry lapsed long ago.
+  m[0].command({"ZADD", keys::wake_list("stale-head"), "0", "deadclient:1"});
+  m[0].command({"ZADD", keys::wake_deadlines("stale-head"), "1", "deadclient:1"});
+  holder.release(held);
+  // Woken by the release, not by its next timed retry 20 s on.
+  BOOST_REQUIRE(got.wait_for(10s) == std::future_status::ready);
+  live.release(got.get());
+  BOOST_TEST(m[0].command({"ZSCORE", keys::wake_list("stale-head"), "deadclient:1"}) == "(nil)", "the lapsed entry swept");
+}
+
 BOOST_AUTO_TEST_CASE(a_failed_acquisition_says_what_each_master_said) {
   masters m(3);
   redlock::client holder(m.options(1000ms));
