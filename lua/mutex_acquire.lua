@@ -18,8 +18,8 @@
 local waiter = ARGV[4] or ''
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   if waiter ~= '' then
-    redis.call('ZREM', KEYS[3], waiter)
-    redis.call('ZREM', KEYS[4], waiter)
+    -- Its deadline goes with it (a winner that never waited: one call).
+    if redis.call('ZREM', KEYS[3], waiter) == 1 then redis.call('ZREM', KEYS[4], waiter) end
   end
   if (ARGV[7] or '') ~= '' then
     redis.call('SET', KEYS[5], ARGV[1] .. ' ' .. ARGV[7], 'PX', ARGV[2])

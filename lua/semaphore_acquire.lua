@@ -37,8 +37,8 @@ for i = 1, n do
     local left = redis.call('PTTL', permits_key)
     if left ~= -1 and left < ttl then redis.call('SET', permits_key, ARGV[8], 'PX', ARGV[2]) end
     if waiter ~= '' then
-      redis.call('ZREM', wake, waiter)
-      redis.call('ZREM', wake_until, waiter)
+      -- Its deadline goes with it (a winner that never waited: one call).
+      if redis.call('ZREM', wake, waiter) == 1 then redis.call('ZREM', wake_until, waiter) end
     end
     local next_key = n + 4
     local fence_key = nil
