@@ -103,24 +103,39 @@ void acquire_op::attempt() {
 // when it is part of a hold still held (the won slot, for a semaphore):
 // given back when its attempt was abandoned, or its hold already released
 // (or dropped: nobody can release or extend it any more; the quorum's keys
-// still run to their TTL).
+// still run to their TTL). An abandoned attempt's clean-up and a hold's
+// release were sent to this master after the attempt, on the same
+// connection (a reply came, so it was not replaced): they run after this
+// grant there and nothing more is sent, unless the grant came from the EVAL
+// re-sent after NOSCRIPT, which may have run after them, or is another
+// slot than the released one. (Sending it anyway was two one-master rounds
+// per uncontended pair: the masters a quorum did not wait for answer after
+// the caller has released.)
 void acquire_op::on_late_grant(std::uint32_t node, const node_outcome& said, const std::string& token,
                                unsigned attempt, unsigned first_slot) {
   bool abandoned = attempt <= abandoned_attempt_;
   auto held = held_.lock();
   bool let_go = abandoned || (phase_ == phase::done && (!held || held->released));
-  if (holds_names_together()) {
-    if (let_go) release_all_round(client_, keys_, token, described(), [](quorum_round&) {})->start_on({node});
-    return;
-  }
+  // Already taken care of: an abandoned attempt's clean-up and a hold's
+  // release ran after the grant; a dropped hold's keys run to their TTL
+  // (a handle gone without a release cannot be told from one released).
+  bool covered = let_go && said.state == node_state::locked && !said.fell_back;
   if (!is_semaphore()) {
-    if (let_go) release_abandoned(client_, options_.kind, key_, token, 0, described(), {node});
+    if (!let_go || covered) return;
+    if (holds_names_together())
+      release_all_round(client_, keys_, token, described(), [](quorum_round&) {})->start_on({node});
+    else
+      release_abandoned(client_, options_.kind, key_, token, 0, described(), {node});
     return;
   }
   std::optional<unsigned> granted;  // none: unanswered, any slot but the won one may be ours there
   if (said.state == node_state::locked) granted = permit_slot(first_slot, options_.permits, said.choice);
   std::optional<unsigned> won;
-  if (!let_go && won_choice_) won = permit_slot(first_slot, options_.permits, *won_choice_);
+  if (won_choice_) won = permit_slot(first_slot, options_.permits, *won_choice_);
+  // An abandoned attempt's clean-up gave back every slot of ours there; a
+  // released hold's release, the won slot.
+  if (covered && (abandoned || granted == won)) return;
+  if (let_go) won.reset();
   if (!granted || won != granted) release_permits(client_, key_, options_.permits, won, token, described(), {node});
 }
 

@@ -76,6 +76,7 @@ void quorum_round::on_reply(std::uint32_t node, const boost::system::error_code&
     }
   }
   o.latency = std::chrono::duration_cast<std::chrono::microseconds>(steady::now() - sent_real_);
+  o.fell_back = fell_back_[node];
   verdict v = verdict::failed;
   if (ec) {
     o.error = ec;

@@ -4,6 +4,7 @@
 
 #include "masters.hpp"
 #include "scripts/keys.hpp"
+#include "scripts/script.hpp"
 
 #include <redlock/redlock.hpp>
 
@@ -521,6 +522,32 @@ BOOST_AUTO_TEST_CASE(a_lapsed_head_of_the_wake_list_is_skipped_by_a_release) {
   BOOST_REQUIRE(got.wait_for(10s) == std::future_status::ready);
   live.release(got.get());
   BOOST_TEST(m[0].command({"ZSCORE", keys::wake_list("stale-head"), "deadclient:1"}) == "(nil)", "the lapsed entry swept");
+}
+
+// A late grant usually lands before the release the caller sent after it
+// (same connection), and needs nothing more. Not when it came from the EVAL
+// re-sent after NOSCRIPT: the release may have run first on that master, and
+// the late grant must then be given back rather than left to its TTL.
+BOOST_AUTO_TEST_CASE(a_late_grant_from_the_noscript_fallback_after_the_release_is_given_back) {
+  namespace scripts = redlock::detail::scripts;
+  masters m(3);
+  redlock::client c(m.options(3000ms));
+  c.release(c.acquire("warm-up", {.ttl = 30000ms}));  // connected: scripts loaded
+  // Then master 2 lost the acquire script but has the release script.
+  m[2].command({"SCRIPT", "FLUSH"});
+  m[2].command({"SCRIPT", "LOAD", std::string(scripts::mutex_release.body)});
+  // wait > 0: a waiter's attempt, the acquire script (a plain SET has no fallback).
+  redlock::acquire_options o{.ttl = 30000ms, .wait = 5000ms};
+  m[2].pause();
+  auto l = c.acquire("late-eval", o);  // decided by masters 0 and 1
+  c.release(l);                        // queued to master 2 behind the acquire
+  m[2].resume();
+  // Master 2: NOSCRIPT for the acquire, the release (nothing to delete),
+  // then the acquire's EVAL grants: that grant must go again.
+  BOOST_TEST(eventually([&] { return m[2].command({"EXISTS", "late-eval"}) == "0"; }, 5s),
+             "master 2 still holds " << m[2].command({"GET", "late-eval"}));
+  BOOST_TEST(m[2].command({"SCRIPT", "EXISTS", std::string(scripts::mutex_acquire.sha1)}) == "1",
+             "the fallback ran on master 2");
 }
 
 BOOST_AUTO_TEST_CASE(a_failed_acquisition_says_what_each_master_said) {
