@@ -90,6 +90,11 @@ void acquire_op::attempt() {
                           first_slot = first_slot_](std::uint32_t node, const node_outcome& said) {
       bool unanswered = said.state == node_state::unknown && self->is_semaphore();
       if (said.state == node_state::locked || unanswered) self->on_late_grant(node, said, token, attempt, first_slot);
+      // A refusal that comes after we stopped waiting put us back on that
+      // master's wake list: leave it, or releases there would keep naming
+      // us (and only us) until the entry lapsed.
+      if (said.state == node_state::refused && self->phase_ == phase::done)
+        leave_wake_list(self->client_, self->key_, self->waiter_id_, {node});
     });
   // A fair poll that fails is only followed by waiting in line: hear every
   // master first, so that cleaning up does not release (and so void the

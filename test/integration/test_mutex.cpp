@@ -513,7 +513,10 @@ BOOST_AUTO_TEST_CASE(a_lapsed_head_of_the_wake_list_is_skipped_by_a_release) {
   auto held = holder.acquire("stale-head", {.ttl = 30000ms});
   redlock::acquire_options o{.ttl = 30000ms, .wait = 30000ms, .retry_delay = 20000ms, .retry_jitter = 0ms};
   auto got = live.async().async_acquire("stale-head", o, boost::asio::use_future);
+  // On the wake list, and listening on its client's channel (a release
+  // published before the SUBSCRIBE took effect would go unheard).
   BOOST_REQUIRE(eventually([&] { return wake_list_is(m, "stale-head", 1); }));
+  BOOST_REQUIRE(eventually([&] { return !m[0].command({"PUBSUB", "CHANNELS", keys::wake_channel("stale-head", "*")}).empty(); }));
   // A dead waiter ahead of it, whose entry lapsed long ago.
   m[0].command({"ZADD", keys::wake_list("stale-head"), "0", "deadclient:1"});
   m[0].command({"ZADD", keys::wake_deadlines("stale-head"), "1", "deadclient:1"});
