@@ -47,14 +47,19 @@ redlock::acquire_options options_for(lock_kind kind, std::chrono::milliseconds t
   return o;
 }
 
-/// Someone else's live hold of `key` on master `s`, in the layout of `kind`.
+/// Someone else's live hold of `key` on master `s`, in the layout of `kind`,
+/// written in one step: an acquisition that won its quorum elsewhere may
+/// still be on its way to `s` (its request can reach `s` after the caller
+/// has returned), and landing between a DEL and an HSET it would leave a
+/// hash with two owners, one of them ours.
 void plant_intruder(redlock::testing::redis_process& s, const std::string& key, lock_kind kind) {
   if (kind == lock_kind::mutex) {
     s.command({"SET", key, "intruder", "PX", "60000"});
   } else {
-    s.command({"DEL", key});
-    s.command({"HSET", key, "someone:else", "1"});
-    s.command({"PEXPIRE", key, "60000"});
+    s.command({"EVAL",
+               "redis.call('DEL', KEYS[1]) redis.call('HSET', KEYS[1], 'someone:else', 1) "
+               "return redis.call('PEXPIRE', KEYS[1], 60000)",
+               "1", key});
   }
 }
 
