@@ -422,6 +422,7 @@ outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& s
     std::size_t successes = 0;
     std::vector<double> wait;  // µs from the acquire call to holding the lock
     std::vector<double> handoff;
+    std::vector<double> release;  // µs the holder's release took: one quorum round under this load
     std::vector<double> write_wait;  // rw: the writers' share of `wait`
     std::size_t writes = 0;
     std::vector<acquisition> log;
@@ -532,6 +533,8 @@ outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& s
               auto t0 = steady::now();
               if (t0 >= end) break;
               auto o = options_for(rng, writes_now, t0);
+              // The sync client names a fair waiter after its thread; here each worker is one.
+              if (o.kind == redlock::lock_kind::fair) o.owner = "worker" + std::to_string(w);
               const bool writes = o.kind == redlock::lock_kind::write;
               auto [ec, l] = co_await c.async_acquire(key, o, asio::as_tuple(asio::use_awaitable));
               if (ec == redlock::condition::contended) continue;  // the wait ran out: the run is over
@@ -544,9 +547,11 @@ outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& s
                 co_await asio::post(one_loop, asio::use_awaitable);
                 leave(out, writes);
               }
-              last_release.store(steady::now().time_since_epoch().count());
+              auto released_at = steady::now();
+              last_release.store(released_at.time_since_epoch().count());
               auto [rec] = co_await c.async_release(std::move(l), asio::as_tuple(asio::use_awaitable));
               if (rec) ++out.errors["release:" + error_name(rec)];
+              else out.release.push_back(micros(released_at, steady::now()));
             }
           },
           [&](std::exception_ptr) {
@@ -582,9 +587,11 @@ outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& s
           while (steady::now() < until) std::this_thread::yield();
           leave(out, writes);
         }
-        last_release.store(steady::now().time_since_epoch().count());
+        auto released_at = steady::now();
+        last_release.store(released_at.time_since_epoch().count());
         try {
           c.release(*l);
+          out.release.push_back(micros(released_at, steady::now()));
         } catch (const redlock::error& e) {
           ++out.errors["release:" + error_name(e.code())];
         }
@@ -598,7 +605,7 @@ outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& s
   one_loop.run_for(2s);  // the clients' shutdowns close their sockets
 
   std::size_t total = 0, lo = SIZE_MAX, hi = 0, zero = 0;
-  std::vector<double> wait, handoff, write_wait;
+  std::vector<double> wait, handoff, write_wait, release;
   std::size_t writes = 0;
   std::vector<acquisition> log;
   std::map<std::string, std::size_t> errors;
@@ -610,6 +617,7 @@ outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& s
     per_worker.emplace_back(w.successes);
     wait.insert(wait.end(), w.wait.begin(), w.wait.end());
     handoff.insert(handoff.end(), w.handoff.begin(), w.handoff.end());
+    release.insert(release.end(), w.release.begin(), w.release.end());
     write_wait.insert(write_wait.end(), w.write_wait.begin(), w.write_wait.end());
     writes += w.writes;
     log.insert(log.end(), w.log.begin(), w.log.end());
@@ -665,6 +673,7 @@ outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& s
   r.data["acquire_wait_us"] = to_json(summarize(wait));
   // With several permits a holder's release need not be what the next one waited for.
   if (!semaphore && !rw) r.data["handoff_us"] = to_json(summarize(handoff));
+  r.data["release_us"] = to_json(summarize(release));
   if (kind == redlock::lock_kind::fair) r.data["fifo_violations"] = fifo_violations;
   if (!errors.empty()) r.data["errors"] = counts_json(errors);
   return r;
