@@ -1,6 +1,8 @@
 -- SPDX-License-Identifier: Apache-2.0
 -- A fair-lock waiter that won a quorum leaves the queue on one master
--- (granted masters keep it in line until then, see fair_acquire.lua). A
+-- (granted masters keep it in line until then, see fair_acquire.lua; a
+-- master that handed it the lock took it out of line already, and this is
+-- then sent only for the ttl and the description, see src/locks/hold.cpp). A
 -- waiter that gives up leaves through reentrant_release.lua instead, which
 -- also passes the lock on.
 -- KEYS[1] wait queue, KEYS[2] waiter deadlines, KEYS[3] hand-over terms,

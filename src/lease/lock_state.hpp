@@ -6,6 +6,7 @@
 #include <redlock/lock.hpp>
 
 #include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include <atomic>
 #include <functional>
@@ -54,6 +55,10 @@ struct lock_state {
   boost::asio::cancellation_signal lost_signal;
   std::function<void(lost_reason)> on_lost;
   std::shared_ptr<watchdog> dog;
+  /// A fair lock handed over for less than its ttl, not renewed: when its
+  /// confirmation (which extends it to the ttl) is sent. The release
+  /// cancels it (strand only).
+  std::unique_ptr<boost::asio::steady_timer> confirmation;
   bool released = false;
   /// False for an adopted lock until its first extend: it has had no window
   /// of ours yet, so none has ended (strand only).

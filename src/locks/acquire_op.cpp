@@ -260,7 +260,7 @@ void acquire_op::acquired(const quorum_round& f, std::optional<std::uint64_t> fe
                     described(), elsewhere);
   }
   hold({f.decision().window_end(options_.ttl, client_->options.drift_factor), fence, client_->node_results(f),
-        false, held_key(f)});
+        fair_win::by_poll, held_key(f)});
 }
 
 void acquire_op::hold(win w) {
@@ -279,7 +279,7 @@ void acquire_op::hold(win w) {
     if (options_.fenced) state->fences = fences_;
   }
   held_ = state;
-  begin_holding(client_, state, options_, w.confirm_handover);
+  begin_holding(client_, state, options_, w.how);
   complete({}, lock_access::make(std::move(state)));
 }
 

@@ -8,6 +8,7 @@
 
 #include "client_impl.hpp"
 #include "fair_handover.hpp"
+#include "hold.hpp"
 #include "operations.hpp"
 #include "quorum/quorum_round.hpp"
 #include "waiting/release_news.hpp"
@@ -72,7 +73,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     steady_time valid_until;
     std::optional<std::uint64_t> fence;
     std::vector<node_result> nodes;
-    bool confirm_handover;
+    fair_win how;  // fair locks only
     std::string key{};  // the key held, when not key_ (a semaphore's slot)
   };
 

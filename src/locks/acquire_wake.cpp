@@ -50,7 +50,7 @@ bool acquire_op::won_by_hand_over() {
     nodes.push_back({(*client_->masters)[i].display(),
                      handover_.counted_on(i) ? node_state::locked : node_state::pending, {}, {}});
   if (phase_ == phase::waiting) timer_->cancel();
-  hold({*until, std::nullopt, std::move(nodes), held_for < options_.ttl});
+  hold({*until, std::nullopt, std::move(nodes), held_for < options_.ttl ? fair_win::handed_short : fair_win::handed});
   return true;
 }
 

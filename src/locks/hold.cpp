@@ -37,8 +37,27 @@ std::shared_ptr<lock_state> new_lock_state(const client_impl& client, const acqu
   return s;
 }
 
+namespace {
+
+// Fair: leave every queue, and for a hand-over, extend the hold to the ttl
+// (the window with it) and write the description the releaser could not.
+void confirm_fair_hold(const std::shared_ptr<client_impl>& client, const std::shared_ptr<lock_state>& state,
+                       fair_win how, const std::string& description) {
+  std::optional<milliseconds> extend_to;
+  if (how == fair_win::handed_short) extend_to = state->ttl;
+  auto drift_factor = client->options.drift_factor;
+  auto on_left = [weak = std::weak_ptr<lock_state>(state), extend_to, drift_factor](quorum_round& f) {
+    auto s = weak.lock();
+    if (!extend_to || !s || !f.succeeded()) return;
+    s->extend_window(window_end(f.started_at(), s->ttl, drift_factor));
+  };
+  leave_queue(client, state->key, state->token, state->hold_id, extend_to, description, std::move(on_left));
+}
+
+}  // namespace
+
 void begin_holding(const std::shared_ptr<client_impl>& client, const std::shared_ptr<lock_state>& state,
-                   const acquire_options& options, bool confirm_handover) {
+                   const acquire_options& options, fair_win how) {
   if (is_rw_kind(options.kind)) {
     if (!options.owner.empty()) {
       state->registry_key = registry_key(state->key, rw_owner_field(client->client_id, options.owner));
@@ -48,28 +67,38 @@ void begin_holding(const std::shared_ptr<client_impl>& client, const std::shared
     state->registry_key = registry_key(state->key, state->token);
     client->held[state->registry_key] = state;
   }
-  // Granted at quorum: masters that did not grant it may still queue us
-  // (ahead of others there). Leave every queue now, not at the sweep; but
-  // only once the caller has its lock: sending to every master first
-  // delayed it by about 100 µs in the contended_fair bench (each write wakes
-  // a master that competes for the CPU).
+  // Won by polls: every master may still queue us (granted ones keep us in
+  // line until we win, fair_acquire.lua). Leave every queue now, not at the
+  // sweep; but only once the caller has its lock: sending to every master
+  // first delayed it by about 100 µs in the contended_fair bench (each write
+  // wakes a master that competes for the CPU).
+  // Won by hand-over: the masters that handed it over took us out of line,
+  // and wherever else we are still in line our release takes us out
+  // (reentrant_release.lua); meanwhile that entry lets no one else win, as
+  // we hold a quorum. So the round is sent only for what it adds: the
+  // description, at once; the ttl of a hold handed over for only our queue
+  // timeout, when a third of that window has passed (a renewed lock gets it
+  // from its watchdog's extend instead); nothing at all for a lock released
+  // before then, which saves a script call per master per hand-off.
   if (options.kind == lock_kind::fair) {
-    std::optional<milliseconds> extend_to;
-    if (confirm_handover) extend_to = options.ttl;
-    auto drift_factor = client->options.drift_factor;
-    auto on_left = [weak = std::weak_ptr<lock_state>(state), confirm_handover, drift_factor](quorum_round& f) {
-      auto s = weak.lock();
-      if (!confirm_handover || !s || !f.succeeded()) return;
-      s->extend_window(window_end(f.started_at(), s->ttl, drift_factor));
-    };
-    // A hold handed over by a release was written by the releaser's script,
-    // which knows no description: the confirmation writes it.
-    auto description = confirm_handover ? options.description : std::string();
-    boost::asio::post(client->strand, [client, key = state->key, token = state->token, hold_id = state->hold_id,
-                                       extend_to, description = std::move(description),
-                                       on_left = std::move(on_left)]() mutable {
-      leave_queue(client, key, token, hold_id, extend_to, description, std::move(on_left));
-    });
+    if (how == fair_win::by_poll || !options.description.empty()) {
+      // A hold handed over was written by the releaser's script, which knows
+      // no description: the confirmation writes it.
+      auto description = how == fair_win::by_poll ? std::string() : options.description;
+      boost::asio::post(client->strand, [client, state, how, description = std::move(description)] {
+        confirm_fair_hold(client, state, how, description);
+      });
+    } else if (how == fair_win::handed_short && !options.renew) {
+      auto third = (state->get_valid_until() - state->now()) / 3;
+      state->confirmation = std::make_unique<boost::asio::steady_timer>(client->strand, third);
+      state->confirmation->async_wait([weak_client = std::weak_ptr<client_impl>(client),
+                                       weak_state = std::weak_ptr<lock_state>(state)](boost::system::error_code ec) {
+        auto c = weak_client.lock();
+        auto s = weak_state.lock();
+        if (ec || !c || c->stopped || !s || s->released || s->lost.load() != 0) return;
+        confirm_fair_hold(c, s, fair_win::handed_short, {});
+      });
+    }
   }
   if (options.renew) {
     state->on_lost = options.on_lost;

@@ -38,19 +38,24 @@ struct acquired_hold {
   steady_time valid_until{};            ///< the window's end (client clock)
   std::optional<std::uint64_t> fence;   ///< the fencing token that was raised, if fenced
   std::vector<node_result> nodes;       ///< each master's answer, in node order
-  /// A fair hand-over: the masters hold it only until our queue deadline,
-  /// until leaving the queue extends it to the ttl (and the window with it).
-  bool confirm_handover = false;
+};
+
+/// How a fair lock was won, which decides what its leave-the-queue round
+/// (fair_dequeue.lua) must still do (docs/algorithm.md, section 11).
+enum class fair_win {
+  by_poll,       ///< our polls were granted: we are still in line on every master
+  handed,        ///< a quorum handed it over (and took us out of line there) for our whole ttl
+  handed_short,  ///< handed over, but held only until our queue deadline: the ttl comes with the confirmation
 };
 
 /// The state behind the caller's lock handle. Builds it, nothing more.
 std::shared_ptr<lock_state> new_lock_state(const client_impl& client, const acquire_options& options,
                                            acquired_hold hold);
 
-/// Holding begins: register a reentrant/fair hold, leave every fair queue
-/// (after the caller has its lock: that round costs it no latency), start
-/// the watchdog of a renewed lock.
+/// Holding begins: register a reentrant/fair hold, leave the fair queues
+/// where that is still needed (after the caller has its lock: that round
+/// costs it no latency), start the watchdog of a renewed lock.
 void begin_holding(const std::shared_ptr<client_impl>& client, const std::shared_ptr<lock_state>& state,
-                   const acquire_options& options, bool confirm_handover);
+                   const acquire_options& options, fair_win how);
 
 }  // namespace redlock::detail
