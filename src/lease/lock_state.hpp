@@ -54,11 +54,15 @@ struct lock_state {
   std::atomic<int> lost{0};  // lost_reason
   boost::asio::cancellation_signal lost_signal;
   std::function<void(lost_reason)> on_lost;
-  std::shared_ptr<watchdog> dog;
+  // The watchdog and the confirmation timer below are owned by their own
+  // pending operations, not by this state: a handle may outlive its client,
+  // and an I/O object must not be destroyed after its io_context. The
+  // io_context's destruction destroys them with the operations.
+  std::weak_ptr<watchdog> dog;
   /// A fair lock handed over for less than its ttl, not renewed: when its
   /// confirmation (which extends it to the ttl) is sent. The release
   /// cancels it (strand only).
-  std::unique_ptr<boost::asio::steady_timer> confirmation;
+  std::weak_ptr<boost::asio::steady_timer> confirmation;
   bool released = false;
   /// False for an adopted lock until its first extend: it has had no window
   /// of ours yet, so none has ended (strand only).

@@ -90,9 +90,10 @@ void begin_holding(const std::shared_ptr<client_impl>& client, const std::shared
       });
     } else if (how == fair_win::handed_short && !options.renew) {
       auto third = (state->get_valid_until() - state->now()) / 3;
-      state->confirmation = std::make_unique<boost::asio::steady_timer>(client->strand, third);
-      state->confirmation->async_wait([weak_client = std::weak_ptr<client_impl>(client),
-                                       weak_state = std::weak_ptr<lock_state>(state)](boost::system::error_code ec) {
+      auto timer = std::make_shared<boost::asio::steady_timer>(client->strand, third);
+      state->confirmation = timer;
+      timer->async_wait([timer, weak_client = std::weak_ptr<client_impl>(client),
+                         weak_state = std::weak_ptr<lock_state>(state)](boost::system::error_code ec) {
         auto c = weak_client.lock();
         auto s = weak_state.lock();
         if (ec || !c || c->stopped || !s || s->released || s->lost.load() != 0) return;
@@ -109,9 +110,10 @@ void begin_holding(const std::shared_ptr<client_impl>& client, const std::shared
       auto c = weak.lock();
       if (c && !c->stopped) run_extend(c, s, s->ttl, std::move(done));
     };
-    state->dog = std::make_shared<watchdog>(client->strand, client->executor, client->options.observer, state,
-                                            options.renew_fraction, options.max_hold, std::move(renew));
-    state->dog->start();
+    auto dog = std::make_shared<watchdog>(client->strand, client->executor, client->options.observer, state,
+                                          options.renew_fraction, options.max_hold, std::move(renew));
+    state->dog = dog;
+    dog->start();  // from here its pending wait or renewal keeps it alive
   }
 }
 

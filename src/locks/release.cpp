@@ -30,8 +30,8 @@ void start_release(std::shared_ptr<client_impl> client, std::shared_ptr<lock_sta
     // no round decided from now on (a renewal in flight) may bring it back.
     state->released = true;
     state->set_valid_until(steady_time{});
-    if (state->dog) state->dog->stop();
-    if (state->confirmation) state->confirmation->cancel();
+    if (auto dog = state->dog.lock()) dog->stop();
+    if (auto confirmation = state->confirmation.lock()) confirmation->cancel();
     if (!state->registry_key.empty()) client->held.erase(state->registry_key);
   }
   auto h = std::make_shared<done_handler>(std::move(handler));

@@ -632,7 +632,9 @@ BOOST_AUTO_TEST_CASE(a_hand_over_released_at_once_costs_no_confirmation) {
     BOOST_TEST(queued_on(m[i], "quick-handover") == 0u);
     BOOST_TEST(m[i].command({"EXISTS", keys::queue_terms("quick-handover")}) == "0");
   }
-  std::this_thread::sleep_for(200ms);  // a confirmation, if one was sent, has run by now
+  // Past the confirmation's time (a third of the 4 s handed window): the
+  // release cancelled it.
+  std::this_thread::sleep_for(1600ms);
   for (std::size_t i = 0; i < 3; ++i) {
     auto ran = redlock::testing::script_calls(m[i]) - before[i];
     BOOST_TEST(ran == 2, "master " << i << " ran " << ran << " scripts, not only the holder's release and the waiter's");
@@ -654,6 +656,26 @@ BOOST_AUTO_TEST_CASE(a_hand_over_held_on_is_confirmed_to_the_ttl) {
   for (std::size_t i = 0; i < 3; ++i) extended += std::stoll(m[i].command({"PTTL", "held-handover"})) > 15000;
   BOOST_TEST(extended >= 2);
   waiter.release(got);
+}
+
+// A handle may outlive its client, released or not: the timer of a
+// confirmation still to come must not be destroyed after the client's
+// io_context (it was, with the handle: heap-use-after-free under ASan).
+BOOST_AUTO_TEST_CASE(handed_over_locks_outlive_their_client) {
+  masters m(3);
+  redlock::client holder(m.options());
+  std::optional<redlock::lock> released, held;
+  {
+    redlock::client waiter(m.options());
+    released = handed_over(m, holder, waiter, "outlives-released", slow_polling_head(4000ms, 3000ms));
+    held = handed_over(m, holder, waiter, "outlives-held", slow_polling_head(4000ms, 3000ms));
+    waiter.release(*released);
+    BOOST_TEST(held->remaining_validity() <= 4000ms);  // its confirmation is still to come
+  }
+  BOOST_TEST(m.holding("outlives-held") >= 2u);
+  BOOST_TEST(eventually([&] { return m.holding("outlives-released") == 0u; }));
+  released.reset();
+  held.reset();
 }
 
 BOOST_AUTO_TEST_CASE(fair_grant_from_before_our_own_release_there_is_not_counted) {

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstring>
 #include <future>
+#include <optional>
 #include <thread>
 
 using namespace std::chrono_literals;
@@ -117,6 +118,26 @@ BOOST_AUTO_TEST_CASE(lease_dropping_every_handle_stops_renewal) {
   { auto l = c.acquire("lease-dropped", renewed(600ms)); }  // no release: let it expire
   std::this_thread::sleep_for(1200ms);
   BOOST_TEST(redlock::testing::eventually([&] { return m.holding("lease-dropped") == 0u; }));
+}
+
+// A handle may outlive its client (released or not). Its renewal's timer
+// must then not be destroyed after the client's io_context: it was, with
+// the handle, and ASan reported a heap-use-after-free in ~watchdog.
+BOOST_AUTO_TEST_CASE(lease_handles_outlive_their_client) {
+  masters m(3);
+  std::optional<redlock::lock> released, held;
+  {
+    redlock::client c(m.options(50ms));
+    released = c.acquire("lease-outlives-released", renewed(3000ms));
+    held = c.acquire("lease-outlives-held", renewed(3000ms));
+    c.release(*released);
+  }
+  // The client is gone: nothing renews or releases the held lock any more.
+  BOOST_TEST(m.holding("lease-outlives-held") == 3u);
+  BOOST_TEST(m.holding("lease-outlives-released") == 0u);
+  BOOST_TEST(released->remaining_validity() <= 0ms);
+  released.reset();
+  held.reset();
 }
 
 BOOST_AUTO_TEST_CASE(lease_options_are_checked) {

@@ -615,6 +615,11 @@ round_config safe_round(std::uint64_t seed, milliseconds duration) {
   // 0 (mod 8) fenced.
   r.workload.kind = seed % 4 == 3 ? lock_kind::fair : seed % 4 == 0 ? lock_kind::reentrant : lock_kind::mutex;
   if (seed % 8 == 3 || seed % 8 == 4) r.workload.fenced = false;
+  // Fair: a queue timeout inside the lease TTLs (100-300 ms) and below the
+  // others (300-800 ms), so that hand-overs come both whole and short; a
+  // short one is extended to its TTL by the winner's confirmation (or, for
+  // renewed leases, by the watchdog's first extend) under the faults too.
+  if (r.workload.kind == lock_kind::fair) r.workload.queue_timeout = 250ms;
   r.nemesis.seed = seed;
   r.nemesis.types = safe_fault_types(r.cluster, r.workload);
   r.nemesis.long_quiet = r.recovery_bound + 300ms;
