@@ -34,7 +34,7 @@
 #
 # What runs, in order, on the same masters:
 #   redlock-bench --nodes ... --pidfiles ... --json OUT/redlock-bench.json   (all scenarios)
-#   redlock-bench --nodes ... --scenario contended,semaphore --one-thread
+#   redlock-bench --nodes ... --scenario contended,contended_fair,semaphore --one-thread
 #                 --json OUT/redlock-bench-one-thread.json   (the contended rows: workers on one
 #                 thread, as the peers' harnesses run theirs on one event loop)
 #   for each peer: node bench.js uncontended | throughput conc=64 | contended workers=8
@@ -190,7 +190,7 @@ all_up
 # on one thread (--one-thread), each its own async_client. The threaded
 # figures stay in the table, without a ratio.
 one_args=(--nodes "$nodes" --json "$out/redlock-bench-one-thread.json" --node-timeout "$node_timeout" --ttl "$ttl"
-          --scenario contended,semaphore --one-thread)
+          --scenario contended,contended_fair,semaphore --one-thread)
 [ "$quick" = 1 ] && one_args+=(--quick)
 echo "compare-peer: $bench ${one_args[*]}"
 "$bench" "${one_args[@]}" > "$out/redlock-bench-one-thread.txt" 2> "$out/redlock-bench-one-thread.err" ||
@@ -305,6 +305,15 @@ const defs = [
    (p) => get(p.c, 'violations'), '', ''],
   ['contended sections/s, ours threaded', get(ours, 'contended.sections_per_s'), () => undefined, '/s', ''],
   ['contended attempts per section, ours threaded', get(ours, 'contended.attempts_per_section'), () => undefined, '', ''],
+  // The fair lock (no peer has one): its hand-off against one quorum round,
+  // uncontended and under the same load (the releaser's own release).
+  ['fair sections/s', get(one, 'contended_fair.sections_per_s'), () => undefined, '/s', ''],
+  ['fair hand-off p50', get(one, 'contended_fair.handoff_us.p50'), () => undefined, 'µs', ''],
+  ['fair hand-off p50 / uncontended acquire p50', get(one, 'contended_fair.handoff_us.p50') / get(ours, 'uncontended.acquire_us.p50'),
+   () => undefined, 'x', ''],
+  ['fair hand-off p50 / its release p50', get(one, 'contended_fair.handoff_us.p50') / get(one, 'contended_fair.release_us.p50'),
+   () => undefined, 'x', ''],
+  ['fair FIFO violations', get(one, 'contended_fair.fifo_violations'), () => undefined, '', ''],
   ['uncontended pair p50', get(ours, 'uncontended.pair_us.p50'), (p) => ms2us(get(p.u, 'pair.p50')), 'µs', 'lower'],
   ['uncontended pair p99', get(ours, 'uncontended.pair_us.p99'), (p) => ms2us(get(p.u, 'pair.p99')), 'µs', 'lower'],
   ['uncontended acquire p50', get(ours, 'uncontended.acquire_us.p50'), (p) => ms2us(get(p.u, 'acquire.p50')), 'µs', 'lower'],
