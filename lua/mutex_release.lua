@@ -12,7 +12,14 @@
 -- mutex waiter listens anywhere else, and most releases have no waiter (an
 -- extra call here cost 15% of the 64-in-flight throughput). The token tells
 -- one release's copies (one per master) from the next release's.
+-- ARGV[4] (optional) the holder's own wake-list entry: a waiter that won
+-- with a plain SET NX PX retry (no script to take it off the list then)
+-- leaves it here, before the first waiter is looked for.
 -- Returns 1 when our key was deleted, 0 when it was gone or someone else's.
+if ARGV[4] then
+  redis.call('ZREM', KEYS[2], ARGV[4])
+  redis.call('ZREM', KEYS[3], ARGV[4])
+end
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end

@@ -46,6 +46,9 @@ struct lock_state {
   // ({R}:writer) its release takes down where a refusal left it up.
   std::string writer_mark;
   std::string wake_key;
+  /// A mutex won by a waiter's plain retry: its name on the wake lists,
+  /// which its release takes down (mutex_release.lua).
+  std::string listed_as;
   /// Where a release of this hold wakes a waiter: its own key's wake list,
   /// or its semaphore's.
   const std::string& waiters_key() const { return wake_key.empty() ? key : wake_key; }

@@ -63,7 +63,16 @@ void acquire_op::attempt() {
   // hold there, so that clean-ups of older requests cannot touch it.
   if (is_hash_kind()) req.hold_id = latest_request_ = client_->next_request_id++;
   req.may_be_handed = may_be_handed_the_lock();
-  req.waiter = waiter_id_;
+  // A woken mutex waiter that is still on a quorum of wake lists retries
+  // with the plain SET NX PX: the lock is the same key either way, and the
+  // script's only extra, listing it, is done. A release names it again
+  // while its entries live; the release of the hold it wins this way takes
+  // them down (mutex_release.lua). About a third of a contended section's
+  // script calls (redlock-bench contended).
+  plain_retry_ = woken_ && !waiter_id_.empty() && options_.kind == lock_kind::mutex && !options_.fenced &&
+                 !described() && client_->now() < listed_until_;
+  woken_ = false;
+  req.waiter = plain_retry_ ? std::string() : waiter_id_;
   req.description = options_.description;
   req.waiter_lapse = wake_list_lapse(options_, client_->options.node_timeout);
   req.keys = keys_;
@@ -147,6 +156,14 @@ void acquire_op::on_late_grant(std::uint32_t node, const node_outcome& said, con
 void acquire_op::on_decided(quorum_round& f, std::uint64_t poll_id) {
   if (phase_ == phase::done) return;  // a release handed us the lock while this poll was in flight
   if (options_.report) last_round_ = client_->node_results(f);
+  if (!waiter_id_.empty() && !plain_retry_) {
+    std::size_t refused = 0;
+    for (auto& o : f.outcomes()) refused += o.state == node_state::refused;
+    // Listed where it refused us, for the entry's lapse from the send time;
+    // a retry lands well inside the first half of it.
+    if (refused >= client_->quorum())
+      listed_until_ = f.started_at() + wake_list_lapse(options_, client_->options.node_timeout) / 2;
+  }
   error_code why;
   if (f.decision().acquired(options_.ttl, client_->options.drift_factor, options_.min_validity)) {
     if (cancelled()) return abandon_attempt({}, may_hold(f));
@@ -241,7 +258,9 @@ void acquire_op::acquired(const quorum_round& f, std::optional<std::uint64_t> fe
   std::vector<std::uint32_t> refused;  // where our wake list entry outlived the win
   for (std::uint32_t i = 0; i < f.outcomes().size(); ++i)
     if (f.outcomes()[i].state == node_state::refused) refused.push_back(i);
-  leave_wake_list(client_, key_, waiter_id_, refused);
+  // Won by a plain retry: every master may still list us; the release of
+  // this hold takes the entries down, with no round of its own.
+  if (!plain_retry_) leave_wake_list(client_, key_, waiter_id_, refused);
   if (is_semaphore()) {
     // Masters that granted another slot, or may have without saying so (an
     // error, a deadline passed), give it back. Those still to answer are
@@ -273,6 +292,7 @@ void acquire_op::hold(win w) {
     state->wake_key = key_;
   }
   if (is_rw()) state->writer_mark = writer_mark_;
+  if (plain_retry_) state->listed_as = waiter_id_;
   if (holds_names_together()) {
     state->names = names_;
     state->keys = keys_;

@@ -130,6 +130,13 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   phase phase_ = phase::attempting;
   unsigned attempts_ = 0;
   unsigned abandoned_attempt_ = 0;  // the latest attempt that failed and was released
+  // Mutex waiters (docs/algorithm.md, section 10): a wake-up came since the
+  // last attempt; until when our wake-list entries, written by the last
+  // script attempt that a quorum refused, surely outlive a retry; whether
+  // the attempt in flight is a plain SET NX PX that relies on them.
+  bool woken_ = false;
+  steady_time listed_until_{};
+  bool plain_retry_ = false;
   std::chrono::steady_clock::time_point started_, wait_deadline_;
   std::optional<std::chrono::steady_clock::time_point> release_heard_;  // the last release a wake-up came from
   std::optional<boost::asio::steady_timer> timer_;

@@ -75,6 +75,7 @@ std::size_t acquire_op::rank_in_line(const quorum_round& f) const {
 // ---- wake-ups (docs/algorithm.md, section 10) ------------------------------
 // Poll now: at once if we are between polls, else right after this one.
 void acquire_op::wake() {
+  woken_ = true;
   if (phase_ == phase::waiting)
     timer_->cancel();  // the timer's handler retries now
   else if (phase_ == phase::attempting)

@@ -164,15 +164,18 @@ round_ptr as_release(round_ptr round) {
 
 round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
                         const std::string& token, std::uint64_t hold_id, bool last, bool wake, bool described,
-                        const std::string& waiters_key, quorum_round::decided_fn done) {
+                        const std::string& waiters_key, quorum_round::decided_fn done,
+                        const std::string& listed_as) {
   auto publish = wake ? "1" : "0";
   if (is_rw_kind(kind)) return rw_release_round(client, key, token, "", wake, std::move(done));
   if (is_token_kind(kind)) {
     if (wake) client->note_own_release(token);
+    std::vector<std::string> args{token, keys::released_channel(waiters_key), publish};
+    if (!listed_as.empty()) args.push_back(listed_as);
     return as_release(round_ptr(new quorum_round(
         client->masters, scripts::mutex_release,
         with_holder_key({key, keys::wake_list(waiters_key), keys::wake_deadlines(waiters_key)}, key, described),
-        {token, keys::released_channel(waiters_key), publish}, classify_one_zero, std::move(done))));
+        std::move(args), classify_one_zero, std::move(done))));
   }
   // The owner field is the same at every acquisition: the message carries a
   // fresh id instead, so waiters can tell this release from the next.

@@ -74,10 +74,12 @@ std::vector<std::string> with_holder_key(std::vector<std::string> script_keys, c
 /// `hold_id` (reentrant, fair): the latest request id of the acquisition
 /// being ended; holds taken by later requests of ours are left alone.
 /// `waiters_key` (token kinds): whose wake list the release wakes from (the
-/// lock's own key, or a permit's semaphore).
+/// lock's own key, or a permit's semaphore). `listed_as` (mutex): the
+/// holder's own wake-list entry, taken down too (lock_state::listed_as).
 round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
                         const std::string& token, std::uint64_t hold_id, bool last, bool wake, bool described,
-                        const std::string& waiters_key, quorum_round::decided_fn done);
+                        const std::string& waiters_key, quorum_round::decided_fn done,
+                        const std::string& listed_as = {});
 
 /// Releases one hold of a read-write lock; `writer_mark` ('' for none): a
 /// writer's waiter id, whose mark comes down with it; `wake`: a holder's

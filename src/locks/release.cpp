@@ -42,7 +42,7 @@ void start_release(std::shared_ptr<client_impl> client, std::shared_ptr<lock_sta
                    ? rw_release_round(client, state->key, state->token, state->writer_mark, true,
                                       std::move(on_decided))
                    : release_round(client, state->kind, state->key, state->token, state->hold_id, last, true,
-                                   state->described, state->waiters_key(), std::move(on_decided));
+                                   state->described, state->waiters_key(), std::move(on_decided), state->listed_as);
   round->settle_failure();  // "not held" needs every refusal counted
   round->start();
 }

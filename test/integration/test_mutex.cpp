@@ -461,6 +461,8 @@ BOOST_AUTO_TEST_CASE(a_release_wakes_one_mutex_waiter_in_the_order_they_began) {
     return n;
   };
   BOOST_TEST(attempts() == 3u);
+  std::vector<long> scripts_before;
+  for (std::size_t j = 0; j < m.size(); ++j) scripts_before.push_back(redlock::testing::script_calls(m[j]));
   holder.release(held);
   for (std::size_t i = 0; i < 3; ++i) {
     BOOST_TEST_CONTEXT("waiter " << i) {
@@ -475,6 +477,13 @@ BOOST_AUTO_TEST_CASE(a_release_wakes_one_mutex_waiter_in_the_order_they_began) {
   // Each winner left the list: nothing is left behind.
   BOOST_TEST(eventually([&] { return m.holding(redlock::detail::keys::wake_list("herd")) == 0u; }));
   BOOST_TEST(eventually([&] { return m.holding(redlock::detail::keys::wake_deadlines("herd")) == 0u; }));
+  // Each woken retry was a plain SET NX PX (the waiter was listed already),
+  // and each winner's release took its entry down: the only scripts are
+  // the four releases (with a script per retry, seven).
+  for (std::size_t j = 0; j < m.size(); ++j) {
+    auto ran = redlock::testing::script_calls(m[j]) - scripts_before[j];
+    BOOST_TEST(ran == 4, "master " << j << " ran " << ran << " scripts");
+  }
 }
 
 // A waiter that died on the wake list is woken in vain until its entry

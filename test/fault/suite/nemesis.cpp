@@ -614,7 +614,9 @@ round_config safe_round(std::uint64_t seed, milliseconds duration) {
   // early; the late-release bug of docs/safety.md hit both hash kinds);
   // 0 (mod 8) fenced.
   r.workload.kind = seed % 4 == 3 ? lock_kind::fair : seed % 4 == 0 ? lock_kind::reentrant : lock_kind::mutex;
-  if (seed % 8 == 3 || seed % 8 == 4) r.workload.fenced = false;
+  // Mutex seeds 5 (mod 8) run unfenced too: only an unfenced waiter without
+  // a description retries a wake-up with the plain SET NX PX (section 10).
+  if (seed % 8 == 3 || seed % 8 == 4 || seed % 8 == 5) r.workload.fenced = false;
   // Fair: a queue timeout inside the lease TTLs (100-300 ms) and below the
   // others (300-800 ms), so that hand-overs come both whole and short; a
   // short one is extended to its TTL by the winner's confirmation (or, for
