@@ -7,6 +7,7 @@
 #include <redlock/error.hpp>
 #include <redlock/observer.hpp>
 
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
@@ -15,6 +16,14 @@ namespace redlock::detail {
 namespace asio = boost::asio;
 using steady = std::chrono::steady_clock;
 using boost::system::error_code;
+
+strand_type make_client_strand(const asio::any_io_executor& ex) {
+  using plain = asio::io_context::executor_type;
+  using tracked = std::decay_t<decltype(asio::require(std::declval<plain>(), asio::execution::outstanding_work.tracked))>;
+  if (auto* e = ex.target<plain>()) return asio::make_strand(*e);
+  if (auto* e = ex.target<tracked>()) return asio::make_strand(*e);
+  return asio::make_strand(ex);
+}
 
 connection::connection(strand_type strand, node_address address, const connection_config& options,
                        asio::ssl::context* tls_context, std::string preload, std::size_t preload_count)

@@ -41,7 +41,16 @@
 
 namespace redlock::detail {
 
-using strand_type = boost::asio::strand<boost::asio::any_io_executor>;
+/// The client's strand, type-erased. Over an io_context's executor it is a
+/// strand of that concrete executor (small enough for any_io_executor's
+/// inline storage): a strand of any_io_executor costs heap allocations on
+/// every handler it runs (Asio 1.81 allocates the result of each `blocking`
+/// query on an any_io_executor, and wrapping such a strand in one is too big
+/// for its inline storage). Same serialisation either way.
+using strand_type = boost::asio::any_io_executor;
+
+/// A new strand over `ex` (see strand_type).
+strand_type make_client_strand(const boost::asio::any_io_executor& ex);
 
 /// Receives the outcome of requests. Called exactly once per request, on the
 /// strand: with a reply (`ec` clear; the reply may be an error reply), or with

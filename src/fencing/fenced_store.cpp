@@ -22,7 +22,7 @@ namespace detail {
 class store_impl {
  public:
   store_impl(asio::any_io_executor ex, node_address address, connection_config config)
-      : executor(ex), strand(asio::make_strand(ex)), config(std::move(config)) {
+      : executor(ex), strand(make_client_strand(ex)), config(std::move(config)) {
     if (address.tls) tls = make_tls_context(this->config);
     conn = std::make_shared<connection>(strand, std::move(address), this->config, tls.get());
   }

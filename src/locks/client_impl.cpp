@@ -13,7 +13,7 @@
 namespace redlock::detail {
 
 client_impl::client_impl(boost::asio::any_io_executor ex, client_options opts, std::vector<node_address> addresses)
-    : executor(ex), strand(boost::asio::make_strand(ex)), options(std::move(opts)), masters(std::make_shared<node_set>()) {
+    : executor(ex), strand(make_client_strand(ex)), options(std::move(opts)), masters(std::make_shared<node_set>()) {
   bool any_tls = false;
   for (auto& a : addresses) any_tls |= a.tls;
   auto config = connection_config::of(options);
