@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lease_probe.hpp"
 
+#include "probe_reading.hpp"
+
 #include <hiredis/hiredis.h>
 
 #include <chrono>
@@ -10,7 +12,6 @@ namespace redlock::fault {
 
 namespace {
 
-using std::chrono::milliseconds;
 
 struct context_deleter {
   void operator()(redisContext* c) const { redisFree(c); }
@@ -29,6 +30,21 @@ reply_ptr command(redisContext* c, std::initializer_list<std::string> words) {
   }
   return reply_ptr(static_cast<redisReply*>(
       redisCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lens.data())));
+}
+
+probe_reply copy(const reply_ptr& r) {
+  probe_reply out;
+  if (!r) return out;
+  switch (r->type) {
+    case REDIS_REPLY_STRING: out.is = probe_reply::type::string; break;
+    case REDIS_REPLY_NIL: out.is = probe_reply::type::nil; break;
+    case REDIS_REPLY_INTEGER: out.is = probe_reply::type::integer; break;
+    case REDIS_REPLY_ERROR: out.is = probe_reply::type::error; break;
+    default: out.is = probe_reply::type::other; break;
+  }
+  if (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_ERROR) out.text.assign(r->str, r->len);
+  out.integer = r->integer;
+  return out;
 }
 
 }  // namespace
@@ -70,30 +86,14 @@ std::vector<master_view> lease_probe::read(const job& j) const {
   std::vector<master_view> out;
   const timeval connect_timeout{0, 100'000}, reply_timeout{0, 150'000};
   for (auto& m : masters_) {
-    master_view v;  // unreadable unless both replies come
+    probe_reply owner, pttl;  // none unless they come
     std::unique_ptr<redisContext, context_deleter> c(redisConnectWithTimeout("127.0.0.1", m.port, connect_timeout));
     if (c && !c->err && redisSetTimeout(c.get(), reply_timeout) == REDIS_OK) {
-      auto owner = j.hash ? command(c.get(), {"HEXISTS", j.key, j.token}) : command(c.get(), {"GET", j.key});
-      auto pttl = owner ? command(c.get(), {"PTTL", j.key}) : nullptr;
-      auto replied = steady::now();
-      if (owner && pttl && pttl->type == REDIS_REPLY_INTEGER) {
-        bool ours = j.hash ? owner->type == REDIS_REPLY_INTEGER && owner->integer == 1
-                           : owner->type == REDIS_REPLY_STRING && std::string(owner->str, owner->len) == j.token;
-        if (!ours || pttl->integer == -2) {
-          v.is = master_view::state::not_ours;
-        } else if (pttl->integer == -1) {  // ours with no expiry at all
-          v.is = master_view::state::ours;
-          v.expires = time_point::max();
-        } else {
-          // PTTL is in the master's time; its key lives pttl / rate of ours.
-          double rate = m.clock_rate ? m.clock_rate() : 1.0;
-          v.is = master_view::state::ours;
-          v.expires = replied + std::chrono::duration_cast<steady::duration>(
-                                    std::chrono::duration<double, std::milli>(static_cast<double>(pttl->integer) / rate));
-        }
-      }
+      owner = copy(j.hash ? command(c.get(), {"HEXISTS", j.key, j.token}) : command(c.get(), {"GET", j.key}));
+      if (owner.is != probe_reply::type::none) pttl = copy(command(c.get(), {"PTTL", j.key}));
     }
-    out.push_back(v);
+    auto replied = steady::now();
+    out.push_back(judge_master_reading(owner, pttl, j.token, j.hash, replied, m.clock_rate ? m.clock_rate() : 1.0));
   }
   return out;
 }

@@ -5,6 +5,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "checkers.hpp"
+#include "probe_reading.hpp"
 
 #include <sstream>
 
@@ -390,6 +391,45 @@ BOOST_AUTO_TEST_CASE(lease_expiry_finds_masters_that_no_longer_back_the_window) 
   probe(good, a, 40, 500, {120, -2, 600});       // one unreadable master may back it
   probe(good, a, 600, 500, {-1, -1, -1});        // done after the deadline: not judged
   BOOST_TEST(check_lease_expiry(good.ops).empty());
+}
+
+// The probe's reading of one master (probe_reading.hpp). The first case is
+// the CI failure of kill9_restart_with_aof_fsync_always (seed 42): a master
+// restarting from its AOF answered the owner read with -LOADING and the PTTL
+// right after with the key's real TTL; the probe called that "not ours" and
+// the lease-expiry checker reported a violation that never happened.
+BOOST_AUTO_TEST_CASE(probe_reads_an_error_as_unreadable_and_only_answers_as_not_ours) {
+  using t = probe_reply::type;
+  auto reply = [](t is, std::string text = {}, long long n = 0) { return probe_reply{is, std::move(text), n}; };
+  auto loading = reply(t::error, "LOADING Redis is loading the dataset in memory");
+  auto ttl = [&](long long ms) { return reply(t::integer, {}, ms); };
+  const std::string token = "tok";
+  const time_point now = steady::now();
+  auto judge = [&](const probe_reply& owner, const probe_reply& pttl, bool hash, double rate = 1.0) {
+    return judge_master_reading(owner, pttl, token, hash, now, rate);
+  };
+  using s = master_view::state;
+  // Errors and missing replies say nothing about the key.
+  BOOST_TEST((judge(loading, ttl(5000), false).is == s::unreadable));
+  BOOST_TEST((judge(loading, ttl(5000), true).is == s::unreadable));
+  BOOST_TEST((judge(reply(t::string, token), loading, false).is == s::unreadable));
+  BOOST_TEST((judge(reply(t::string, token), reply(t::none), false).is == s::unreadable));
+  BOOST_TEST((judge(reply(t::none), reply(t::none), true).is == s::unreadable));
+  // Answers that the key is not ours: gone, another owner, another kind.
+  BOOST_TEST((judge(reply(t::nil), ttl(-2), false).is == s::not_ours));
+  BOOST_TEST((judge(loading, ttl(-2), false).is == s::not_ours));  // the PTTL alone says it is gone
+  BOOST_TEST((judge(reply(t::string, "someone-else"), ttl(300), false).is == s::not_ours));
+  BOOST_TEST((judge(ttl(0), ttl(300), true).is == s::not_ours));
+  BOOST_TEST((judge(reply(t::error, "WRONGTYPE Operation against a key holding the wrong kind of value"), ttl(300),
+                    true)
+                  .is == s::not_ours));
+  // Ours: until the reply time plus the PTTL in the master's time.
+  auto mine = judge(reply(t::string, token), ttl(300), false);
+  BOOST_TEST((mine.is == s::ours && mine.expires == now + 300ms));
+  auto fast_master = judge(ttl(1), ttl(300), true, 2.0);  // its 300 ms pass in 150 of ours
+  BOOST_TEST((fast_master.is == s::ours && fast_master.expires == now + 150ms));
+  auto forever = judge(ttl(1), ttl(-1), true);
+  BOOST_TEST((forever.is == s::ours && forever.expires == time_point::max()));
 }
 
 BOOST_AUTO_TEST_CASE(lost_signal_must_come_when_a_renewed_window_runs_out) {
