@@ -5,18 +5,23 @@
 -- KEYS[3] wake list ({R}:wake: waiters by the time they began, a sorted set)
 -- KEYS[4] wake list deadlines ({R}:wake:until: server time each entry lapses)
 -- KEYS[5] holder description ({R}:holder), with ARGV[7]
--- ARGV[1] token, ARGV[2] ttl in ms, ARGV[3] '1' to also draw a fencing counter
+-- ARGV[1] token, ARGV[2] ttl in ms, ARGV[3] '1' to also draw a fencing counter,
+-- 'line' to only join the wake list, never taking the lock (a client whose
+-- release of this lock has just woken a waiter, asking for it again: it
+-- lets that waiter have it rather than race it, docs/algorithm.md section 10)
 -- ARGV[4] waiter id ('' or absent: not a waiter), ARGV[5] its score (when it
 -- began, the same on every master), ARGV[6] how long its entry lives (ms)
 -- ARGV[7] who is acquiring, in words ('' or absent: nothing to write); kept
 -- as '<token> <description>' for as long as the key (status.lua)
 -- Returns: 'OK' (status) when acquired unfenced, the new counter value when
--- acquired fenced, nil when another holder has the key. A key of another type
+-- acquired fenced, nil when another holder has the key; joining the line
+-- ('line'), nil when the key is held and 0 when it is free. A key of another type
 -- is someone else's data: it is reported, never overwritten.
 -- The wake list only decides whom a release wakes (mutex_release.lua): it
 -- never decides who gets the lock, which is SET NX alone.
 local waiter = ARGV[4] or ''
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+local takes = ARGV[3] ~= 'line' or waiter == ''
+if takes and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   if waiter ~= '' then
     -- Its deadline goes with it (a winner that never waited: one call).
     if redis.call('ZREM', KEYS[3], waiter) == 1 then redis.call('ZREM', KEYS[4], waiter) end
@@ -30,7 +35,7 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return redis.status_reply('OK')
 end
 local kind = redis.call('TYPE', KEYS[1])['ok']
-if kind ~= 'string' then
+if kind ~= 'string' and kind ~= 'none' then
   return redis.error_reply('WRONGTYPE lock key holds a ' .. kind .. ', not a lock token')
 end
 if waiter ~= '' then
@@ -43,4 +48,5 @@ if waiter ~= '' then
     if redis.call('PTTL', KEYS[i]) < lapse then redis.call('PEXPIRE', KEYS[i], lapse) end
   end
 end
+if kind == 'none' then return 0 end
 return false

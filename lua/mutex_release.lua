@@ -15,7 +15,10 @@
 -- ARGV[4] (optional) the holder's own wake-list entry: a waiter that won
 -- with a plain SET NX PX retry (no script to take it off the list then)
 -- leaves it here, before the first waiter is looked for.
--- Returns 1 when our key was deleted, 0 when it was gone or someone else's.
+-- Returns 1 when our key was deleted, 2 when it was and a waiter was named
+-- (so that the releasing client, asking again at once, lets that waiter
+-- have it: mutex_acquire.lua, ARGV[3] 'line'), 0 when it was gone or
+-- someone else's.
 if ARGV[4] then
   redis.call('ZREM', KEYS[2], ARGV[4])
   redis.call('ZREM', KEYS[3], ARGV[4])
@@ -52,5 +55,6 @@ end
 if head then
   local client = string.match(head, '^(.*):[^:]*$')
   redis.call('PUBLISH', ARGV[2] .. ':' .. client, '=' .. head .. ' ' .. ARGV[1])
+  return 2
 end
 return 1

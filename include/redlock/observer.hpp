@@ -29,7 +29,7 @@ struct acquire_outcome {
   lock_kind kind = lock_kind::mutex;
   boost::system::error_code error;    ///< clear when acquired
   std::chrono::microseconds took{0};  ///< from the start of the acquisition to its result
-  unsigned attempts = 0;              ///< quorum rounds it took (0: failed before the first)
+  unsigned attempts = 0;              ///< rounds that could take the lock (0: failed before the first)
   /// The hand-off as this waiter saw it: for an acquisition that heard a
   /// holder release the lock while it waited, the time from the last release
   /// it heard (on a quorum for mutex and reentrant locks; the hand-over, or
@@ -45,7 +45,9 @@ class REDLOCK_EXPORT observer {
   /// (the script's name, e.g. "mutex_acquire", "extend").
   virtual void on_node_reply(std::size_t /*node*/, std::string_view /*operation*/,
                              std::chrono::microseconds /*latency*/, const boost::system::error_code& /*error*/) {}
-  /// An acquisition round starts (attempt 1, 2, ...).
+  /// An acquisition round starts (attempt 1, 2, ...): one that may take the
+  /// lock. A round that only joins a mutex's wake list, behind a waiter this
+  /// client's release has just woken, is not one (docs/algorithm.md, section 10).
   virtual void on_acquire_attempt(std::string_view /*name*/, unsigned /*attempt*/) {}
   /// An acquisition completed (acquired or not).
   virtual void on_acquire_result(const acquire_outcome& /*outcome*/) {}

@@ -52,13 +52,24 @@ void acquire_op::start() {
 void acquire_op::attempt() {
   if (client_->stopped) return complete(errc::shutting_down, {});
   phase_ = phase::attempting;
-  ++attempts_;
-  if (auto& obs = client_->options.observer) obs->on_acquire_attempt(name_, attempts_);
+  // This client's release of the lock has just woken a waiter: a first
+  // attempt now would race that waiter for the masters' votes, and one of
+  // the two would fail (and clean up). Join the line behind it instead; a
+  // release names us in turn. Not an attempt: it cannot take the lock.
+  joins_line_ = attempts_ == 0 && !joined_line_ && options_.kind == lock_kind::mutex && !waiter_id_.empty() &&
+                client_->woke_waiter_just_now(key_);
+  joined_line_ = joined_line_ || joins_line_;
+  if (joins_line_) watch_releases();  // it will wait: listen while the round runs
+  if (!joins_line_) {
+    ++attempts_;
+    if (auto& obs = client_->options.observer) obs->on_acquire_attempt(name_, attempts_);
+  }
   if (!is_hash_kind()) token_ = client_->new_token();
   // A read-write hold is the field '<r|w>:<token>' of the lock's hash.
   if (is_rw()) token_.insert(0, options_.kind == lock_kind::read ? "r:" : "w:");
   acquire_request req{options_.kind, key_, token_, options_.ttl, options_.fenced, false, queue_score_,
                       options_.queue_timeout};
+  req.join_line_only = joins_line_;
   // Reentrant, fair: each master keeps the id of the request that took our
   // hold there, so that clean-ups of older requests cannot touch it.
   if (is_hash_kind()) req.hold_id = latest_request_ = client_->next_request_id++;
@@ -69,8 +80,8 @@ void acquire_op::attempt() {
   // while its entries live; the release of the hold it wins this way takes
   // them down (mutex_release.lua). About a third of a contended section's
   // script calls (redlock-bench contended).
-  plain_retry_ = woken_ && !waiter_id_.empty() && options_.kind == lock_kind::mutex && !options_.fenced &&
-                 !described() && client_->now() < listed_until_;
+  plain_retry_ = !joins_line_ && woken_ && !waiter_id_.empty() && options_.kind == lock_kind::mutex &&
+                 !options_.fenced && !described() && client_->now() < listed_until_;
   woken_ = false;
   req.waiter = plain_retry_ ? std::string() : waiter_id_;
   req.description = options_.description;
@@ -164,6 +175,11 @@ void acquire_op::on_decided(quorum_round& f, std::uint64_t poll_id) {
     if (refused >= client_->quorum())
       listed_until_ = f.started_at() + wake_list_lapse(options_, client_->options.node_timeout) / 2;
   }
+  if (joins_line_) {
+    std::size_t free = 0;
+    for (auto& o : f.outcomes()) free += o.state == node_state::refused && o.value == 1;
+    line_found_free_ = free >= client_->quorum();
+  }
   error_code why;
   if (f.decision().acquired(options_.ttl, client_->options.drift_factor, options_.min_validity)) {
     if (cancelled()) return abandon_attempt({}, may_hold(f));
@@ -225,6 +241,10 @@ void acquire_op::retry_or_fail(error_code why) {
   // Released while this attempt was in flight: its refusal may predate the
   // release, so try again now rather than after the delay.
   if (phase_ == phase::attempting_woken) delay = milliseconds(0);
+  // Joined the line behind a woken waiter that had not taken the lock yet:
+  // it has one node timeout to; if it never does (it died, or gave up), the
+  // lock is not left free for a whole retry delay.
+  if (joins_line_ && line_found_free_) delay = std::min(delay, client_->options.node_timeout);
   if (!timer_) timer_.emplace(client_->strand);
   timer_->expires_after(delay);
   phase_ = phase::waiting;

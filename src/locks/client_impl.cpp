@@ -84,6 +84,20 @@ bool client_impl::own_release_before(std::string_view payload, std::uint64_t bef
   return false;
 }
 
+void client_impl::note_woke_waiter(const std::string& key) {
+  // Only the latest few matter: each is stale after one node timeout.
+  constexpr std::size_t remembered = 16;
+  std::erase_if(woke_waiters_, [&](auto& w) { return w.first == key; });
+  if (woke_waiters_.size() == remembered) woke_waiters_.pop_front();
+  woke_waiters_.emplace_back(key, now());
+}
+
+bool client_impl::woke_waiter_just_now(const std::string& key) const {
+  for (auto& [woke, at] : woke_waiters_)
+    if (woke == key) return now() - at < options.node_timeout;
+  return false;
+}
+
 void client_impl::shutdown() {
   if (stopped) return;
   stopped = true;

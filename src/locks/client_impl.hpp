@@ -78,6 +78,15 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   /// `payload` announces one of our releases numbered below `before`.
   bool own_release_before(std::string_view payload, std::uint64_t before) const;
 
+  /// Mutex locks whose release by this client has just woken a waiter on a
+  /// quorum of masters. Asking for such a lock again at once would only race
+  /// that waiter for the masters' votes, and one of the two attempts would
+  /// fail: the next acquisition's first round joins the line instead
+  /// (docs/algorithm.md, section 10). "Just": within one node timeout, the
+  /// time the woken waiter has to get its request to the masters.
+  void note_woke_waiter(const std::string& key);
+  bool woke_waiter_just_now(const std::string& key) const;
+
   /// Closes every connection now (the io_context will not run again).
   void shutdown();
   /// Stops new work and closes the connections once the releases in flight
@@ -92,6 +101,7 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   std::mt19937_64 jitter_rng_;
   std::deque<std::pair<std::string, std::uint64_t>> own_releases_;  // the latest ones
   std::uint64_t own_releases_sent_ = 0;
+  std::deque<std::pair<std::string, steady_time>> woke_waiters_;  // the latest ones
 };
 
 }  // namespace redlock::detail

@@ -22,6 +22,17 @@ verdict classify_grant(const redisReply& r, node_outcome& out) {
   return failed_reply(r, out);
 }
 
+// A round that only joins a mutex's line never takes the lock: nil, the
+// key is held; 0, it is free (value 1).
+verdict classify_line(const redisReply& r, node_outcome& out) {
+  if (r.type == REDIS_REPLY_NIL) return verdict::no;
+  if (r.type == REDIS_REPLY_INTEGER && r.integer == 0) {
+    out.value = 1;
+    return verdict::no;
+  }
+  return failed_reply(r, out);
+}
+
 verdict classify_fair_grant(const redisReply& r, node_outcome& out) {
   if (r.type == REDIS_REPLY_INTEGER && r.integer < 0) {
     out.value = -1 - r.integer;  // our rank in this master's queue
@@ -67,7 +78,7 @@ std::vector<std::string> with_holder_key(std::vector<std::string> script_keys, c
 round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquire_request& req,
                         quorum_round::decided_fn done) {
   auto ttl = std::to_string(req.ttl.count());
-  auto fenced = req.fenced ? "1" : "0";
+  auto fenced = req.join_line_only ? "line" : req.fenced ? "1" : "0";
   auto mode = req.reenter ? "reenter" : "first";
   auto hold_id = std::to_string(req.hold_id);
   auto fence = keys::fence(req.key);
@@ -107,7 +118,7 @@ round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquir
       return script_round(scripts::mutex_acquire,
                           {req.key, fence, keys::wake_list(req.key), keys::wake_deadlines(req.key)},
                           {req.token, ttl, fenced, req.waiter, score, std::to_string(req.waiter_lapse.count())},
-                          classify_grant);
+                          req.join_line_only ? classify_line : classify_grant);
     case lock_kind::reentrant:
       return script_round(scripts::reentrant_acquire, {req.key, fence}, {req.token, ttl, fenced, mode, hold_id},
                           classify_grant);
@@ -172,10 +183,23 @@ round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind ki
     if (wake) client->note_own_release(token);
     std::vector<std::string> args{token, keys::released_channel(waiters_key), publish};
     if (!listed_as.empty()) args.push_back(listed_as);
+    // 1 released, 2 released and a waiter named (mutex_release.lua).
+    auto classify = [](const redisReply& r, node_outcome& out) {
+      if (r.type != REDIS_REPLY_INTEGER || r.integer != 2) return classify_one_zero(r, out);
+      out.value = 2;
+      return verdict::yes;
+    };
+    if (wake && kind == lock_kind::mutex)
+      done = [client, waiters_key, done = std::move(done)](quorum_round& f) {
+        std::size_t named = 0;
+        for (auto& o : f.outcomes()) named += o.state == node_state::locked && o.value == 2;
+        if (named >= client->quorum()) client->note_woke_waiter(waiters_key);
+        done(f);
+      };
     return as_release(round_ptr(new quorum_round(
         client->masters, scripts::mutex_release,
         with_holder_key({key, keys::wake_list(waiters_key), keys::wake_deadlines(waiters_key)}, key, described),
-        std::move(args), classify_one_zero, std::move(done))));
+        std::move(args), classify, std::move(done))));
   }
   // The owner field is the same at every acquisition: the message carries a
   // fresh id instead, so waiters can tell this release from the next.

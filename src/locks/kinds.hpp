@@ -52,6 +52,7 @@ struct acquire_request {
   // long its wake list entry lives (docs/algorithm.md, section 10).
   std::string waiter{};
   milliseconds waiter_lapse{0};
+  bool join_line_only = false;  // mutex waiter: list it, do not take the lock
   std::string description{};  // acquire_options::description ('' for none)
   // Semaphore: its number of permits, and the slot its candidates start at.
   unsigned permits = 0;

@@ -423,6 +423,17 @@ bool wake_list_is(masters& m, const std::string& name, std::size_t n) {
     if (m[i].command({"ZCARD", redlock::detail::keys::wake_list(name)}) != std::to_string(n)) return false;
   return true;
 }
+
+// How many clients listen for their waiters' names on every master.
+std::size_t listening_clients(masters& m, const std::string& name) {
+  std::size_t fewest = SIZE_MAX;
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    auto channels = m[i].command({"PUBSUB", "CHANNELS", redlock::detail::keys::wake_channel(name, "*")});
+    auto n = channels.empty() ? 0 : static_cast<std::size_t>(std::count(channels.begin(), channels.end(), ' ')) + 1;
+    fewest = std::min(fewest, n);
+  }
+  return fewest;
+}
 }  // namespace
 
 // A mutex release wakes the first waiter on the masters' wake list, not all
@@ -484,6 +495,102 @@ BOOST_AUTO_TEST_CASE(a_release_wakes_one_mutex_waiter_in_the_order_they_began) {
     auto ran = redlock::testing::script_calls(m[j]) - scripts_before[j];
     BOOST_TEST(ran == 4, "master " << j << " ran " << ran << " scripts");
   }
+}
+
+// A client whose release has just woken a waiter, asking for the lock again
+// at once, joins the line behind that waiter instead of racing it for the
+// masters' votes: in that race one of the two attempts fails and cleans up
+// (with 8 workers, the contended bench's second attempt per section). The
+// holder here releases and asks again ten times; the waiter goes first
+// each time, and the holder's only attempt per round is the retry the
+// waiter's release wakes. With the old code the holder's asking again was
+// an attempt of its own: two per round, or the holder won and the waiter
+// never got the lock.
+BOOST_AUTO_TEST_CASE(a_releaser_asking_again_at_once_lets_the_woken_waiter_go_first) {
+  masters m(3);
+  auto holder_stats = std::make_shared<redlock::counters>();
+  auto opts = m.options();
+  opts.observer = holder_stats;
+  redlock::client holder(opts), waiter(m.options());
+  redlock::acquire_options o{.ttl = 30000ms, .wait = 60000ms, .retry_delay = 30000ms, .retry_jitter = 0ms};
+  const auto list = redlock::detail::keys::wake_list("polite");
+  // Whether every master lists a waiter of the client with id `id` (or,
+  // with `other`, of any other client). Waiter ids are '<client id>:<n>'.
+  auto everywhere_listed = [&](const std::string& id, bool other = false) {
+    for (std::size_t j = 0; j < m.size(); ++j) {
+      auto entries = m[j].command({"ZRANGE", list, "0", "-1"});
+      bool found = false;
+      for (std::size_t at = 0; at < entries.size();) {
+        auto end = std::min(entries.find(' ', at), entries.size());
+        found = found || (entries.compare(at, id.size() + 1, id + ":") == 0) != other;
+        at = end + 1;
+      }
+      if (!found) return false;
+    }
+    return true;
+  };
+  auto held = holder.acquire("polite", o);
+  std::string waiter_id;  // its client's id, from the channel it listens on
+  constexpr std::uint64_t rounds = 10;
+  for (std::uint64_t round = 0; round < rounds; ++round) {
+    BOOST_TEST_CONTEXT("round " << round) {
+      auto attempts_before = holder_stats->acquire_attempts.load();
+      auto got = waiter.async().async_acquire("polite", o, boost::asio::use_future);
+      // It listens for its name (so does the holder after round 0) ...
+      BOOST_REQUIRE(eventually([&] { return listening_clients(m, "polite") == (round == 0 ? 1u : 2u); }));
+      if (round == 0) {
+        auto channel = m[0].command({"PUBSUB", "CHANNELS", redlock::detail::keys::wake_channel("polite", "*")});
+        waiter_id = channel.substr(channel.rfind(':') + 1);
+      }
+      // ... and is listed.
+      BOOST_REQUIRE(eventually([&] { return everywhere_listed(waiter_id); }));
+      holder.release(held);
+      auto again = holder.async().async_acquire("polite", o, boost::asio::use_future);
+      BOOST_REQUIRE(got.wait_for(10s) == std::future_status::ready);
+      auto w = got.get();
+      // The holder only joined the line: it is listed, it holds nothing.
+      BOOST_REQUIRE(eventually([&] { return everywhere_listed(waiter_id, true); }));
+      BOOST_TEST((again.wait_for(0s) == std::future_status::timeout));
+      BOOST_REQUIRE(eventually([&] { return listening_clients(m, "polite") == 2u; }));
+      waiter.release(w);  // names the holder
+      BOOST_REQUIRE(again.wait_for(10s) == std::future_status::ready);
+      held = again.get();
+      BOOST_TEST(holder_stats->acquire_attempts.load() - attempts_before == 1u);
+    }
+  }
+  holder.release(held);
+  BOOST_TEST(eventually([&] { return m.holding("polite") == 0u; }));
+  BOOST_TEST(eventually([&] { return m.holding(list) == 0u; }));
+  BOOST_TEST(eventually([&] { return m.holding(redlock::detail::keys::wake_deadlines("polite")) == 0u; }));
+}
+
+// The woken waiter may never come (it died on the list): the releaser that
+// joined the line behind it found the lock free, so it tries again after one
+// node timeout (the time the woken waiter had), not after its retry delay
+// (30 s here: it would only have tried again at the end of its 20 s wait).
+BOOST_AUTO_TEST_CASE(a_releaser_that_joined_the_line_behind_a_dead_waiter_still_gets_the_lock) {
+  masters m(3);
+  redlock::client holder(m.options());
+  redlock::acquire_options o{.ttl = 30000ms, .wait = 20000ms, .retry_delay = 30000ms, .retry_jitter = 0ms};
+  auto held = holder.acquire("dead-ahead", o);
+  {
+    redlock::client gone(m.options());
+    auto f = gone.async().async_acquire("dead-ahead", o, boost::asio::use_future);
+    BOOST_REQUIRE(eventually([&] { return wake_list_is(m, "dead-ahead", 1); }));
+  }  // destroyed while waiting: its entry stays until it lapses
+  holder.release(held);  // names the dead waiter
+  auto reported = o;
+  reported.report = std::make_shared<redlock::acquire_report>();
+  auto begun = steady::now();
+  auto again = holder.acquire("dead-ahead", reported);
+  auto took = steady::now() - begun;
+  BOOST_TEST(reported.report->attempts == 1u);  // the first round only joined the line
+  BOOST_TEST(took < 10s, "took " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
+  BOOST_TEST(eventually([&] { return m.holding("dead-ahead") == 3u; }));
+  holder.release(again);
+  // The holder left no entry; the dead waiter's lapses in its own time
+  // (two retry delays and more: a minute here).
+  BOOST_TEST(eventually([&] { return wake_list_is(m, "dead-ahead", 1); }));
 }
 
 // A waiter that died on the wake list is woken in vain until its entry
