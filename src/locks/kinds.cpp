@@ -189,13 +189,6 @@ round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind ki
       out.value = 2;
       return verdict::yes;
     };
-    if (wake && kind == lock_kind::mutex)
-      done = [client, waiters_key, done = std::move(done)](quorum_round& f) {
-        std::size_t named = 0;
-        for (auto& o : f.outcomes()) named += o.state == node_state::locked && o.value == 2;
-        if (named >= client->quorum()) client->note_woke_waiter(waiters_key);
-        done(f);
-      };
     return as_release(round_ptr(new quorum_round(
         client->masters, scripts::mutex_release,
         with_holder_key({key, keys::wake_list(waiters_key), keys::wake_deadlines(waiters_key)}, key, described),
@@ -284,6 +277,12 @@ void release_abandoned(const std::shared_ptr<client_impl>& client, lock_kind kin
   if (!nodes.empty())
     release_round(client, kind, key, token, hold_id, true, false, described, key, [](quorum_round&) {})
         ->start_on(nodes);
+}
+
+bool release_named_a_waiter(const quorum_round& f, std::size_t quorum) {
+  std::size_t named = 0;
+  for (auto& o : f.outcomes()) named += o.state == node_state::locked && o.value == 2;
+  return named >= quorum;
 }
 
 round_ptr rw_release_round(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& token,

@@ -35,7 +35,13 @@ void start_release(std::shared_ptr<client_impl> client, std::shared_ptr<lock_sta
     if (!state->registry_key.empty()) client->held.erase(state->registry_key);
   }
   auto h = std::make_shared<done_handler>(std::move(handler));
-  auto on_decided = [client, h](quorum_round& f) { complete_handler(client, std::move(*h), lease_round_error(f)); };
+  // Before the caller hears of it: a mutex release that woke a waiter
+  // makes this client's next acquisition of the lock join the line.
+  auto on_decided = [client, h, state](quorum_round& f) {
+    if (state->kind == lock_kind::mutex && release_named_a_waiter(f, client->quorum()))
+      client->note_woke_waiter(state->waiters_key());
+    complete_handler(client, std::move(*h), lease_round_error(f));
+  };
   auto round = !state->keys.empty()
                    ? release_all_round(client, state->keys, state->token, state->described, std::move(on_decided))
                : is_rw_kind(state->kind)
