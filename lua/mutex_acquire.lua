@@ -6,21 +6,22 @@
 -- KEYS[4] wake list deadlines ({R}:wake:until: server time each entry lapses)
 -- KEYS[5] holder description ({R}:holder), with ARGV[7]
 -- ARGV[1] token, ARGV[2] ttl in ms, ARGV[3] '1' to also draw a fencing counter,
--- 'line' to only join the wake list, never taking the lock (a client whose
--- release of this lock has just woken a waiter, asking for it again: it
--- lets that waiter have it rather than race it, docs/algorithm.md section 10)
+-- 'line' to only join the wake list, never taking the lock, whatever else
+-- is given (a client whose release of this lock has just woken a waiter,
+-- asking for it again: it lets that waiter have it rather than race it,
+-- docs/algorithm.md section 10)
 -- ARGV[4] waiter id ('' or absent: not a waiter), ARGV[5] its score (when it
 -- began, the same on every master), ARGV[6] how long its entry lives (ms)
 -- ARGV[7] who is acquiring, in words ('' or absent: nothing to write); kept
 -- as '<token> <description>' for as long as the key (status.lua)
 -- Returns: 'OK' (status) when acquired unfenced, the new counter value when
--- acquired fenced, nil when another holder has the key; joining the line
--- ('line'), nil when the key is held and 0 when it is free. A key of another type
+-- acquired fenced, nil when another holder has the key (and always when
+-- only joining the line). A key of another type
 -- is someone else's data: it is reported, never overwritten.
 -- The wake list only decides whom a release wakes (mutex_release.lua): it
 -- never decides who gets the lock, which is SET NX alone.
 local waiter = ARGV[4] or ''
-local takes = ARGV[3] ~= 'line' or waiter == ''
+local takes = ARGV[3] ~= 'line'
 if takes and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   if waiter ~= '' then
     -- Its deadline goes with it (a winner that never waited: one call).
@@ -48,5 +49,4 @@ if waiter ~= '' then
     if redis.call('PTTL', KEYS[i]) < lapse then redis.call('PEXPIRE', KEYS[i], lapse) end
   end
 end
-if kind == 'none' then return 0 end
 return false

@@ -175,11 +175,6 @@ void acquire_op::on_decided(quorum_round& f, std::uint64_t poll_id) {
     if (refused >= client_->quorum())
       listed_until_ = f.started_at() + wake_list_lapse(options_, client_->options.node_timeout) / 2;
   }
-  if (joins_line_) {
-    std::size_t free = 0;
-    for (auto& o : f.outcomes()) free += o.state == node_state::refused && o.value == 1;
-    line_found_free_ = free >= client_->quorum();
-  }
   error_code why;
   if (f.decision().acquired(options_.ttl, client_->options.drift_factor, options_.min_validity)) {
     if (cancelled()) return abandon_attempt({}, may_hold(f));
@@ -236,15 +231,19 @@ void acquire_op::retry_or_fail(error_code why) {
     if (remaining <= std::chrono::steady_clock::duration::zero()) count_ok = false;
     delay = std::min(delay, std::chrono::duration_cast<std::chrono::milliseconds>(remaining));
   }
+  // A round that only joined the line was no attempt: one real attempt
+  // follows, even when the wait ran out meanwhile.
+  if (joins_line_) count_ok = true;
   if (!count_ok || permanent) return finish_failed(why);
   watch_releases();
   // Released while this attempt was in flight: its refusal may predate the
   // release, so try again now rather than after the delay.
   if (phase_ == phase::attempting_woken) delay = milliseconds(0);
-  // Joined the line behind a woken waiter that had not taken the lock yet:
-  // it has one node timeout to; if it never does (it died, or gave up), the
-  // lock is not left free for a whole retry delay.
-  if (joins_line_ && line_found_free_) delay = std::min(delay, client_->options.node_timeout);
+  // Joined the line behind a woken waiter: it has one node timeout to take
+  // the lock. If it never does (it died or gave up, or the masters named
+  // different waiters and so woke none), the lock is not left free for a
+  // whole retry delay; if it does, this try is refused and keeps us listed.
+  if (joins_line_) delay = std::min(delay, client_->options.node_timeout);
   if (!timer_) timer_.emplace(client_->strand);
   timer_->expires_after(delay);
   phase_ = phase::waiting;

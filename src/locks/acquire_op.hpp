@@ -131,7 +131,6 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   unsigned attempts_ = 0;
   // The first round only joined the mutex's wake list (attempt()).
   bool joins_line_ = false, joined_line_ = false;
-  bool line_found_free_ = false;  // ... and found the lock free on a quorum
   unsigned abandoned_attempt_ = 0;  // the latest attempt that failed and was released
   // Mutex waiters (docs/algorithm.md, section 10): a wake-up came since the
   // last attempt; until when our wake-list entries, written by the last

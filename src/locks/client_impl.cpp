@@ -84,10 +84,11 @@ bool client_impl::own_release_before(std::string_view payload, std::uint64_t bef
   return false;
 }
 
-void client_impl::note_woke_waiter(const std::string& key) {
+void client_impl::note_release_wake(const std::string& key, bool named) {
   // Only the latest few matter: each is stale after one node timeout.
   constexpr std::size_t remembered = 16;
   std::erase_if(woke_waiters_, [&](auto& w) { return w.first == key; });
+  if (!named) return;
   if (woke_waiters_.size() == remembered) woke_waiters_.pop_front();
   woke_waiters_.emplace_back(key, now());
 }

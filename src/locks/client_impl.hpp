@@ -84,7 +84,8 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   /// fail: the next acquisition's first round joins the line instead
   /// (docs/algorithm.md, section 10). "Just": within one node timeout, the
   /// time the woken waiter has to get its request to the masters.
-  void note_woke_waiter(const std::string& key);
+  /// A release that named no waiter (`named` false) ends the note.
+  void note_release_wake(const std::string& key, bool named);
   bool woke_waiter_just_now(const std::string& key) const;
 
   /// Closes every connection now (the io_context will not run again).

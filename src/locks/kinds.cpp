@@ -22,14 +22,10 @@ verdict classify_grant(const redisReply& r, node_outcome& out) {
   return failed_reply(r, out);
 }
 
-// A round that only joins a mutex's line never takes the lock: nil, the
-// key is held; 0, it is free (value 1).
+// A round that only joins a mutex's line never takes the lock: nil, or
+// whatever else, never a grant.
 verdict classify_line(const redisReply& r, node_outcome& out) {
   if (r.type == REDIS_REPLY_NIL) return verdict::no;
-  if (r.type == REDIS_REPLY_INTEGER && r.integer == 0) {
-    out.value = 1;
-    return verdict::no;
-  }
   return failed_reply(r, out);
 }
 
@@ -112,7 +108,7 @@ round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquir
       // just refuses it; check_key_types() tells the caller why afterwards.
       // A waiter needs the script, which puts it on the wake list if refused;
       // so does a description, written next to the key.
-      if (!req.fenced && req.waiter.empty() && !described)
+      if (!req.fenced && req.waiter.empty() && !described && !req.join_line_only)
         return round_ptr(new quorum_round(client->masters, {"SET", req.key, req.token, "NX", "PX", ttl}, classify_grant,
                                     std::move(done)));
       return script_round(scripts::mutex_acquire,

@@ -38,8 +38,8 @@ void start_release(std::shared_ptr<client_impl> client, std::shared_ptr<lock_sta
   // Before the caller hears of it: a mutex release that woke a waiter
   // makes this client's next acquisition of the lock join the line.
   auto on_decided = [client, h, state](quorum_round& f) {
-    if (state->kind == lock_kind::mutex && release_named_a_waiter(f, client->quorum()))
-      client->note_woke_waiter(state->waiters_key());
+    if (state->kind == lock_kind::mutex && state->keys.empty())
+      client->note_release_wake(state->waiters_key(), release_named_a_waiter(f, client->quorum()));
     complete_handler(client, std::move(*h), lease_round_error(f));
   };
   auto round = !state->keys.empty()

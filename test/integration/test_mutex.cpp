@@ -505,11 +505,13 @@ BOOST_AUTO_TEST_CASE(a_release_wakes_one_mutex_waiter_in_the_order_they_began) {
 // each time, and the holder's only attempt per round is the retry the
 // waiter's release wakes. With the old code the holder's asking again was
 // an attempt of its own: two per round, or the holder won and the waiter
-// never got the lock.
+// never got the lock. The holder's node timeout (the window in which it
+// joins the line, and the longest it then waits before trying itself) is
+// 4 s, so that a slow test thread cannot make it race or try early.
 BOOST_AUTO_TEST_CASE(a_releaser_asking_again_at_once_lets_the_woken_waiter_go_first) {
   masters m(3);
   auto holder_stats = std::make_shared<redlock::counters>();
-  auto opts = m.options();
+  auto opts = m.options(4000ms);
   opts.observer = holder_stats;
   redlock::client holder(opts), waiter(m.options());
   redlock::acquire_options o{.ttl = 30000ms, .wait = 60000ms, .retry_delay = 30000ms, .retry_jitter = 0ms};
@@ -529,21 +531,28 @@ BOOST_AUTO_TEST_CASE(a_releaser_asking_again_at_once_lets_the_woken_waiter_go_fi
     }
     return true;
   };
+  // Whether the client with id `id` listens for its waiters' names on every master.
+  auto listens = [&](const std::string& id) {
+    for (std::size_t j = 0; j < m.size(); ++j) {
+      auto reply = m[j].command({"PUBSUB", "NUMSUB", redlock::detail::keys::wake_channel("polite", id)});
+      if (reply.substr(reply.rfind(' ') + 1) == "0") return false;
+    }
+    return true;
+  };
   auto held = holder.acquire("polite", o);
-  std::string waiter_id;  // its client's id, from the channel it listens on
+  std::string waiter_id, holder_id;  // the clients' ids, from the channels they listen on
   constexpr std::uint64_t rounds = 10;
   for (std::uint64_t round = 0; round < rounds; ++round) {
     BOOST_TEST_CONTEXT("round " << round) {
       auto attempts_before = holder_stats->acquire_attempts.load();
       auto got = waiter.async().async_acquire("polite", o, boost::asio::use_future);
-      // It listens for its name (so does the holder after round 0) ...
-      BOOST_REQUIRE(eventually([&] { return listening_clients(m, "polite") == (round == 0 ? 1u : 2u); }));
-      if (round == 0) {
+      if (round == 0) {  // the only listener yet
+        BOOST_REQUIRE(eventually([&] { return listening_clients(m, "polite") == 1u; }));
         auto channel = m[0].command({"PUBSUB", "CHANNELS", redlock::detail::keys::wake_channel("polite", "*")});
         waiter_id = channel.substr(channel.rfind(':') + 1);
       }
-      // ... and is listed.
-      BOOST_REQUIRE(eventually([&] { return everywhere_listed(waiter_id); }));
+      // The waiter is listed, and listens for its name.
+      BOOST_REQUIRE(eventually([&] { return everywhere_listed(waiter_id) && listens(waiter_id); }));
       holder.release(held);
       auto again = holder.async().async_acquire("polite", o, boost::asio::use_future);
       BOOST_REQUIRE(got.wait_for(10s) == std::future_status::ready);
@@ -551,7 +560,18 @@ BOOST_AUTO_TEST_CASE(a_releaser_asking_again_at_once_lets_the_woken_waiter_go_fi
       // The holder only joined the line: it is listed, it holds nothing.
       BOOST_REQUIRE(eventually([&] { return everywhere_listed(waiter_id, true); }));
       BOOST_TEST((again.wait_for(0s) == std::future_status::timeout));
-      BOOST_REQUIRE(eventually([&] { return listening_clients(m, "polite") == 2u; }));
+      if (round == 0) {
+        BOOST_REQUIRE(eventually([&] { return listening_clients(m, "polite") == 2u; }));
+        auto channels = m[0].command({"PUBSUB", "CHANNELS", redlock::detail::keys::wake_channel("polite", "*")});
+        for (std::size_t at = 0; at < channels.size();) {
+          auto end = std::min(channels.find(' ', at), channels.size());
+          auto id = channels.substr(at, end - at);
+          id = id.substr(id.rfind(':') + 1);
+          if (id != waiter_id) holder_id = id;
+          at = end + 1;
+        }
+      }
+      BOOST_REQUIRE(eventually([&] { return listens(holder_id); }));
       waiter.release(w);  // names the holder
       BOOST_REQUIRE(again.wait_for(10s) == std::future_status::ready);
       held = again.get();
@@ -565,32 +585,62 @@ BOOST_AUTO_TEST_CASE(a_releaser_asking_again_at_once_lets_the_woken_waiter_go_fi
 }
 
 // The woken waiter may never come (it died on the list): the releaser that
-// joined the line behind it found the lock free, so it tries again after one
-// node timeout (the time the woken waiter had), not after its retry delay
-// (30 s here: it would only have tried again at the end of its 20 s wait).
+// joined the line behind it tries for itself after one node timeout (the
+// time the woken waiter had), not after its retry delay (30 s here: it would
+// only have tried again at the end of its 20 s wait). Also with a master
+// stopped (its round is decided without that master's reply), and with a
+// wait that runs out during the line round: a real attempt still follows.
 BOOST_AUTO_TEST_CASE(a_releaser_that_joined_the_line_behind_a_dead_waiter_still_gets_the_lock) {
   masters m(3);
-  redlock::client holder(m.options());
-  redlock::acquire_options o{.ttl = 30000ms, .wait = 20000ms, .retry_delay = 30000ms, .retry_jitter = 0ms};
-  auto held = holder.acquire("dead-ahead", o);
-  {
-    redlock::client gone(m.options());
-    auto f = gone.async().async_acquire("dead-ahead", o, boost::asio::use_future);
-    BOOST_REQUIRE(eventually([&] { return wake_list_is(m, "dead-ahead", 1); }));
-  }  // destroyed while waiting: its entry stays until it lapses
-  holder.release(held);  // names the dead waiter
-  auto reported = o;
-  reported.report = std::make_shared<redlock::acquire_report>();
-  auto begun = steady::now();
-  auto again = holder.acquire("dead-ahead", reported);
-  auto took = steady::now() - begun;
-  BOOST_TEST(reported.report->attempts == 1u);  // the first round only joined the line
-  BOOST_TEST(took < 10s, "took " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
-  BOOST_TEST(eventually([&] { return m.holding("dead-ahead") == 3u; }));
-  holder.release(again);
-  // The holder left no entry; the dead waiter's lapses in its own time
-  // (two retry delays and more: a minute here).
-  BOOST_TEST(eventually([&] { return wake_list_is(m, "dead-ahead", 1); }));
+  // When armed, holds the client's strand 20 ms at each acquire reply, so
+  // that a 1 ms wait runs out while the line round is still out.
+  struct slow_acquire_replies : redlock::observer {
+    std::atomic<bool> armed{false};
+    void on_node_reply(std::size_t, std::string_view operation, std::chrono::microseconds,
+                       const boost::system::error_code&) override {
+      if (armed && operation == "mutex_acquire") std::this_thread::sleep_for(20ms);
+    }
+  };
+  auto slow = std::make_shared<slow_acquire_replies>();
+  auto opts = m.options(2000ms);  // joins the line for 2 s after a release that named a waiter
+  opts.observer = slow;
+  redlock::client holder(opts);
+  struct variant {
+    const char* what;
+    bool master_stopped;
+    std::chrono::milliseconds wait;
+  };
+  for (auto [what, master_stopped, wait] : {variant{"all masters up", false, 20000ms},
+                                            variant{"master 2 stopped", true, 20000ms},
+                                            variant{"a 1 ms wait", false, 1ms}}) {
+    BOOST_TEST_CONTEXT(what) {
+      std::string name = std::string("dead-ahead-") + (master_stopped ? "stopped" : wait < 1s ? "short" : "up");
+      redlock::acquire_options o{.ttl = 30000ms, .wait = 20000ms, .retry_delay = 30000ms, .retry_jitter = 0ms};
+      auto held = holder.acquire(name, o);
+      {
+        redlock::client gone(m.options());
+        auto f = gone.async().async_acquire(name, o, boost::asio::use_future);
+        BOOST_REQUIRE(eventually([&] { return wake_list_is(m, name, 1); }));
+      }  // destroyed while waiting: its entry stays until it lapses
+      if (master_stopped) m[2].pause();
+      holder.release(held);  // names the dead waiter
+      auto reported = o;
+      reported.wait = wait;
+      reported.report = std::make_shared<redlock::acquire_report>();
+      slow->armed = wait < 1s;
+      auto begun = steady::now();
+      auto again = holder.acquire(name, reported);  // throws if it waited in vain
+      auto took = steady::now() - begun;
+      slow->armed = false;
+      BOOST_TEST(reported.report->attempts == 1u);  // the first round only joined the line
+      BOOST_TEST(took < 10s, "took " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
+      holder.release(again);
+      if (master_stopped) m[2].resume();
+      // The holder left no entry; the dead waiter's lapses in its own time
+      // (two retry delays and more: a minute here).
+      BOOST_TEST(eventually([&] { return wake_list_is(m, name, 1); }));
+    }
+  }
 }
 
 // A waiter that died on the wake list is woken in vain until its entry
