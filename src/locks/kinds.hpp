@@ -82,12 +82,12 @@ round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind ki
                         const std::string& waiters_key, quorum_round::decided_fn done,
                         const std::string& listed_as = {});
 
-/// Releases one hold of a read-write lock; `writer_mark` ('' for none): a
-/// writer's waiter id, whose mark comes down with it; `wake`: a holder's
-/// release, which wakes the waiters when it may let one in.
 /// A mutex release round (release_round, wake) named a waiter on a quorum
 /// of masters: client_impl::note_release_wake.
 bool release_named_a_waiter(const quorum_round& f, std::size_t quorum);
+/// Releases one hold of a read-write lock; `writer_mark` ('' for none): a
+/// writer's waiter id, whose mark comes down with it; `wake`: a holder's
+/// release, which wakes the waiters when it may let one in.
 round_ptr rw_release_round(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& token,
                            const std::string& writer_mark, bool wake, quorum_round::decided_fn done);
 
