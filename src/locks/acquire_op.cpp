@@ -4,9 +4,9 @@
 // a failed attempt is released where it may have applied, then retried after
 // a jittered delay that a release announcement cuts short (acquire_wake.cpp),
 // until the wait or the attempts run out. The fence raise is in
-// acquire_fence.cpp, the entry point (and re-entries) in acquire_start.cpp.
+// acquire_fence.cpp, the entry point (and re-entries) in acquire_start.cpp,
+// the win and late grants in acquire_win.cpp.
 #include "acquire_op.hpp"
-#include "hold.hpp"
 #include "kinds.hpp"
 #include "retry_policy.hpp"
 
@@ -124,46 +124,6 @@ void acquire_op::attempt() {
   if (poll_id) handover_.note_poll(poll_id, round->started_at());
 }
 
-// A grant that arrived after its attempt's round was decided. Kept only
-// when it is part of a hold still held (the won slot, for a semaphore):
-// given back when its attempt was abandoned, or its hold already released
-// (or dropped: nobody can release or extend it any more; the quorum's keys
-// still run to their TTL). An abandoned attempt's clean-up and a hold's
-// release were sent to this master after the attempt, on the same
-// connection (a reply came, so it was not replaced): they run after this
-// grant there and nothing more is sent, unless the grant came from the EVAL
-// re-sent after NOSCRIPT, which may have run after them, or is another
-// slot than the released one. (Sending it anyway was two one-master rounds
-// per uncontended pair: the masters a quorum did not wait for answer after
-// the caller has released.)
-void acquire_op::on_late_grant(std::uint32_t node, const node_outcome& said, const std::string& token,
-                               unsigned attempt, unsigned first_slot) {
-  bool abandoned = attempt <= abandoned_attempt_;
-  auto held = held_.lock();
-  bool let_go = abandoned || (phase_ == phase::done && (!held || held->released));
-  // Already taken care of: an abandoned attempt's clean-up and a hold's
-  // release ran after the grant; a dropped hold's keys run to their TTL
-  // (a handle gone without a release cannot be told from one released).
-  bool covered = let_go && said.state == node_state::locked && !said.fell_back;
-  if (!is_semaphore()) {
-    if (!let_go || covered) return;
-    if (holds_names_together())
-      release_all_round(client_, keys_, token, described(), [](quorum_round&) {})->start_on({node});
-    else
-      release_abandoned(client_, options_.kind, key_, token, 0, described(), {node});
-    return;
-  }
-  std::optional<unsigned> granted;  // none: unanswered, any slot but the won one may be ours there
-  if (said.state == node_state::locked) granted = permit_slot(first_slot, options_.permits, said.choice);
-  std::optional<unsigned> won;
-  if (won_choice_) won = permit_slot(first_slot, options_.permits, *won_choice_);
-  // An abandoned attempt's clean-up gave back every slot of ours there; a
-  // released hold's release, the won slot.
-  if (covered && (abandoned || granted == won)) return;
-  if (let_go) won.reset();
-  if (!granted || won != granted) release_permits(client_, key_, options_.permits, won, token, described(), {node});
-}
-
 void acquire_op::on_decided(quorum_round& f, std::uint64_t poll_id) {
   if (phase_ == phase::done) return;  // a release handed us the lock while this poll was in flight
   if (options_.report) last_round_ = client_->node_results(f);
@@ -264,62 +224,6 @@ void acquire_op::finish_failed(error_code why) {
   check_key_types(client_, key_, [self = shared_from_this(), why](bool wrong_type) {
     self->complete(wrong_type ? make_error_code(errc::wrong_type) : why, {});
   });
-}
-
-std::string acquire_op::held_key(const quorum_round& won) const {
-  if (!is_semaphore()) return key_;
-  return keys::permit(key_, permit_slot(first_slot_, options_.permits, won.decision().winner()));
-}
-
-// `fence` is the T that was raised: never recompute it from the acquisition
-// round, whose late replies may carry larger counters nobody raised.
-void acquire_op::acquired(const quorum_round& f, std::optional<std::uint64_t> fence) {
-  std::vector<std::uint32_t> refused;  // where our wake list entry outlived the win
-  for (std::uint32_t i = 0; i < f.outcomes().size(); ++i)
-    if (f.outcomes()[i].state == node_state::refused) refused.push_back(i);
-  // Won by a plain retry: every master may still list us; the release of
-  // this hold takes the entries down, with no round of its own.
-  if (!plain_retry_) leave_wake_list(client_, key_, waiter_id_, refused);
-  if (is_semaphore()) {
-    // Masters that granted another slot, or may have without saying so (an
-    // error, a deadline passed), give it back. Those still to answer are
-    // left to on_late_grant: most grant the won slot, and a clean-up sent to
-    // each at every win was 0.4 of a script call per master per section
-    // (redlock-bench semaphore). The price: a stray slot there stays taken
-    // one round trip longer. A failed attempt still cleans up at once: its
-    // late grants are all stray, and would refuse the client's next attempt.
-    std::vector<std::uint32_t> elsewhere;
-    for (std::uint32_t i = 0; i < f.outcomes().size(); ++i) {
-      auto& o = f.outcomes()[i];
-      bool same_slot = o.state == node_state::locked && o.choice == *won_choice_;
-      if (o.state != node_state::refused && o.state != node_state::pending && !same_slot) elsewhere.push_back(i);
-    }
-    release_permits(client_, key_, options_.permits, permit_slot(first_slot_, options_.permits, *won_choice_), token_,
-                    described(), elsewhere);
-  }
-  hold({f.decision().window_end(options_.ttl, client_->options.drift_factor), fence, client_->node_results(f),
-        fair_win::by_poll, held_key(f)});
-}
-
-void acquire_op::hold(win w) {
-  if (options_.report) last_round_ = w.nodes;
-  auto key = w.key.empty() ? key_ : std::move(w.key);
-  auto state = new_lock_state(*client_, options_,
-                              {name_, key, token_, latest_request_, w.valid_until, w.fence, std::move(w.nodes)});
-  if (is_semaphore()) {
-    state->permit = permit_slot(first_slot_, options_.permits, *won_choice_);
-    state->wake_key = key_;
-  }
-  if (is_rw()) state->writer_mark = writer_mark_;
-  if (plain_retry_) state->listed_as = waiter_id_;
-  if (holds_names_together()) {
-    state->names = names_;
-    state->keys = keys_;
-    if (options_.fenced) state->fences = fences_;
-  }
-  held_ = state;
-  begin_holding(client_, state, options_, w.how);
-  complete({}, lock_access::make(std::move(state)));
 }
 
 void acquire_op::complete(error_code ec, lock l) {
