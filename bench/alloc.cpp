@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // `alloc`: heap allocations per uncontended acquire+release pair, counted by
-// replacing malloc, calloc and realloc in this executable (glibc lets a
-// program replace them; the counters forward to glibc's own __libc_*).
+// replacing malloc, calloc, realloc and the aligned allocators in this
+// executable (glibc lets a program replace them; the counters forward to
+// glibc's own __libc_*). The aligned ones matter: Asio's handler memory comes
+// from std::aligned_alloc.
 // Every thread is counted, the client's I/O thread included, from the first
 // acquire call to the last release's completion, driven by plain callbacks
 // so the bench itself allocates nothing per pair. Sanitizer builds bring
@@ -13,6 +15,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <functional>
 #include <optional>
@@ -39,6 +42,7 @@ extern "C" {
 void* __libc_malloc(std::size_t);
 void* __libc_calloc(std::size_t, std::size_t);
 void* __libc_realloc(void*, std::size_t);
+void* __libc_memalign(std::size_t, std::size_t);
 void __libc_free(void*);
 
 void* malloc(std::size_t n) {
@@ -52,6 +56,22 @@ void* calloc(std::size_t n, std::size_t size) {
 void* realloc(void* p, std::size_t n) {
   note();
   return __libc_realloc(p, n);
+}
+void* aligned_alloc(std::size_t alignment, std::size_t n) {
+  note();
+  return __libc_memalign(alignment, n);
+}
+void* memalign(std::size_t alignment, std::size_t n) {
+  note();
+  return __libc_memalign(alignment, n);
+}
+int posix_memalign(void** out, std::size_t alignment, std::size_t n) {
+  note();
+  if (alignment % sizeof(void*) != 0 || (alignment & (alignment - 1)) != 0) return EINVAL;
+  void* p = __libc_memalign(alignment, n);
+  if (!p) return ENOMEM;
+  *out = p;
+  return 0;
 }
 void free(void* p) { __libc_free(p); }
 }
@@ -136,7 +156,7 @@ outcome run_alloc(settings& s) {
   r.data["allocations"] = counted;
   r.data["allocations_per_pair"] = per_pair;
   r.data["per_master_per_pair"] = per_pair / static_cast<double>(s.masters.size());
-  r.data["counted"] = "malloc, calloc and realloc calls of every thread, from the first acquire to the last release";
+  r.data["counted"] = "malloc, calloc, realloc and aligned_alloc/memalign/posix_memalign calls of every thread, from the first acquire to the last release";
   return r;
 #endif
 }
