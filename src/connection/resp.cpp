@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "resp.hpp"
-
+#include "reply_pool.hpp"
 
 #include <redlock/error.hpp>
 
+#include <utility>
 #include <vector>
 
 namespace redlock::detail {
@@ -39,55 +40,28 @@ void append_command(std::string& out, std::initializer_list<std::string_view> ar
   append_command(out, argv.begin(), argv.size());
 }
 
-namespace {
-
-struct reader_limits {
-  std::size_t max_elements;
-};
-
-// hiredis 0.14 has no element cap of its own: wrap its array constructor.
-void* (*default_create_array)(const redisReadTask*, int) = nullptr;
-
-void* capped_create_array(const redisReadTask* task, int elements) {
-  auto* limits = static_cast<const reader_limits*>(task->privdata);
-  if (limits && elements > 0 && static_cast<std::size_t>(elements) > limits->max_elements) return nullptr;
-  return default_create_array(task, elements);
-}
-
-redisReplyObjectFunctions* capped_functions() {
-  static redisReplyObjectFunctions fns = [] {
-    redisReader* tmp = redisReaderCreate();
-    redisReplyObjectFunctions copy = *tmp->fn;
-    redisReaderFree(tmp);
-    default_create_array = copy.createArray;
-    copy.createArray = capped_create_array;
-    return copy;
-  }();
-  return &fns;
-}
-
-}  // namespace
+void reply_deleter::operator()(redisReply* r) const noexcept { reply_pool::give_back(r); }
 
 reply_reader::reply_reader(std::size_t max_reply_bytes, std::size_t max_elements)
-    : max_reply_bytes_(max_reply_bytes), max_elements_(max_elements) {
-  reset();
+    : max_reply_bytes_(max_reply_bytes), pool_(new reply_pool(max_elements)) {
+  try {
+    reset();
+  } catch (...) {
+    pool_->release();
+    throw;
+  }
 }
 
 reply_reader::~reply_reader() {
-  if (reader_) {
-    delete static_cast<reader_limits*>(reader_->privdata);
-    redisReaderFree(reader_);
-  }
+  if (reader_) redisReaderFree(reader_);  // gives a partial reply back to the pool
+  pool_->release();
 }
 
 void reply_reader::reset() {
-  if (reader_) {
-    delete static_cast<reader_limits*>(reader_->privdata);
-    redisReaderFree(reader_);
-  }
-  reader_ = redisReaderCreateWithFunctions(capped_functions());
+  if (reader_) redisReaderFree(std::exchange(reader_, nullptr));
+  reader_ = redisReaderCreateWithFunctions(reply_pool::functions());
   if (!reader_) throw std::bad_alloc();
-  reader_->privdata = new reader_limits{max_elements_};
+  reader_->privdata = pool_;
 }
 
 void reply_reader::feed(const char* data, std::size_t n) { redisReaderFeed(reader_, data, n); }

@@ -14,12 +14,15 @@
 
 namespace redlock::detail {
 
+class reply_pool;
+
 /// Appends the RESP encoding of one command to `out`.
 void append_command(std::string& out, std::initializer_list<std::string_view> argv);
 void append_command(std::string& out, const std::string_view* argv, std::size_t argc);
 
+/// Replies from reply_reader come from its pool (reply_pool.hpp).
 struct reply_deleter {
-  void operator()(redisReply* r) const noexcept { freeReplyObject(r); }
+  void operator()(redisReply* r) const noexcept;
 };
 using reply_ptr = std::unique_ptr<redisReply, reply_deleter>;
 
@@ -42,7 +45,7 @@ class reply_reader {
  private:
   redisReader* reader_ = nullptr;
   std::size_t max_reply_bytes_;
-  std::size_t max_elements_;
+  reply_pool* pool_;  // outlives us while a reply is out (reply_pool::release)
 };
 
 /// Maps an error reply ("OOM ...", "READONLY ...", ...) to an error code.
