@@ -168,9 +168,11 @@ void acquire_op::on_decided(quorum_round& f, std::uint64_t poll_id) {
 void acquire_op::abandon_attempt(error_code why, std::vector<std::uint32_t> nodes) {
   abandoned_attempt_ = attempts_;
   // Grants a release handed us are given back too.
-  for (auto i : handover_.counted())
-    if (std::find(nodes.begin(), nodes.end(), i) == nodes.end()) nodes.push_back(i);
-  handover_.forget(nodes, client_->next_request_id);
+  if (may_be_handed_the_lock()) {
+    for (auto i : handover_.counted())
+      if (std::find(nodes.begin(), nodes.end(), i) == nodes.end()) nodes.push_back(i);
+    handover_.forget(nodes, client_->next_request_id);
+  }
   if (is_semaphore())
     release_permits(client_, key_, options_.permits, std::nullopt, token_, described(), nodes);
   else if (holds_names_together() && !nodes.empty())

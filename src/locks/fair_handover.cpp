@@ -8,16 +8,16 @@
 namespace redlock::detail {
 
 void handover_ledger::note_poll(std::uint64_t id, steady_time sent) {
+  if (polls_.size() == 32) polls_.erase(polls_.begin());  // older polls' grants are long stale
   polls_.emplace_back(id, sent);
-  if (polls_.size() > 32) polls_.pop_front();  // older polls' grants are long stale
 }
 
 void handover_ledger::poll_granted(std::size_t node, std::uint64_t poll_id, steady_time sent) {
-  if (poll_id >= first_valid_poll_[node]) count(node, sent);
+  if (poll_id >= first_valid_poll(node)) count(node, sent);
 }
 
 bool handover_ledger::handed(std::size_t node, std::uint64_t poll_id) {
-  if (poll_id < first_valid_poll_[node]) return false;
+  if (poll_id < first_valid_poll(node)) return false;
   for (auto& [id, sent] : polls_)
     if (id == poll_id) {
       count(node, sent);
@@ -26,7 +26,15 @@ bool handover_ledger::handed(std::size_t node, std::uint64_t poll_id) {
   return false;
 }
 
+void handover_ledger::size_per_master() {
+  if (granted_.empty()) {
+    granted_.resize(nodes_);
+    first_valid_poll_.resize(nodes_, 0);
+  }
+}
+
 void handover_ledger::count(std::size_t node, steady_time sent) {
+  size_per_master();
   if (granted_[node]) return;
   granted_[node] = sent;
   ++count_;
@@ -51,6 +59,7 @@ std::optional<steady_time> handover_ledger::window_end(std::chrono::milliseconds
 void handover_ledger::forget(const std::vector<std::uint32_t>& released, std::uint64_t next_poll_id) {
   std::fill(granted_.begin(), granted_.end(), std::nullopt);
   count_ = 0;
+  if (!released.empty()) size_per_master();
   for (auto n : released) first_valid_poll_[n] = next_poll_id;
 }
 

@@ -13,7 +13,6 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -22,8 +21,9 @@ namespace redlock::detail {
 
 class handover_ledger {
  public:
-  handover_ledger(std::size_t nodes, std::size_t quorum)
-      : quorum_(quorum), granted_(nodes), first_valid_poll_(nodes, 0) {}
+  /// Allocates nothing until first used: every acquisition has a ledger,
+  /// only an unfenced fair one ever uses it (redlock-bench alloc).
+  handover_ledger(std::size_t nodes, std::size_t quorum) : nodes_(nodes), quorum_(quorum) {}
 
   /// Poll `id` was sent at `sent` (client clock).
   void note_poll(std::uint64_t id, steady_time sent);
@@ -38,7 +38,7 @@ class handover_ledger {
   bool has_quorum() const noexcept { return count_ >= quorum_; }
   /// The masters a grant was counted on.
   std::vector<std::uint32_t> counted() const;
-  bool counted_on(std::size_t node) const { return granted_[node].has_value(); }
+  bool counted_on(std::size_t node) const { return !granted_.empty() && granted_[node].has_value(); }
 
   /// The end of the window a quorum of grants vouches for: each master holds
   /// the lock at least until the poll it names was sent plus `held_for`
@@ -56,12 +56,17 @@ class handover_ledger {
 
  private:
   void count(std::size_t node, steady_time sent);
+  std::uint64_t first_valid_poll(std::size_t node) const {
+    return first_valid_poll_.empty() ? 0 : first_valid_poll_[node];
+  }
+  void size_per_master();
 
+  std::size_t nodes_;
   std::size_t quorum_;
   std::vector<std::optional<steady_time>> granted_;  // per master: the named poll's send time
   std::size_t count_ = 0;
   std::vector<std::uint64_t> first_valid_poll_;      // per master: grants naming earlier polls are not counted
-  std::deque<std::pair<std::uint64_t, steady_time>> polls_;  // recent polls: id, send time
+  std::vector<std::pair<std::uint64_t, steady_time>> polls_;  // recent polls: id, send time
 };
 
 }  // namespace redlock::detail

@@ -6,6 +6,9 @@
 #include <redlock/error.hpp>
 #include <redlock/observer.hpp>
 
+#include <algorithm>
+#include <array>
+
 namespace redlock::detail {
 
 using steady = std::chrono::steady_clock;
@@ -34,6 +37,13 @@ quorum_round::quorum_round(const std::shared_ptr<node_set>& masters, const scrip
 
 void quorum_round::encode(std::string& out, bool with_body) const {
   if (script_) return append_script_call(out, *script_, keys_, args_, with_body);
+  // Plain commands are short (SET NX PX: 6 words): no vector for their views.
+  constexpr std::size_t inline_words = 8;
+  if (args_.size() <= inline_words) {
+    std::array<std::string_view, inline_words> argv;
+    std::copy(args_.begin(), args_.end(), argv.begin());
+    return append_command(out, argv.data(), args_.size());
+  }
   std::vector<std::string_view> argv(args_.begin(), args_.end());
   append_command(out, argv.data(), argv.size());
 }
