@@ -53,6 +53,7 @@ void connection::on_connected() {
   socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
   socket_.set_option(asio::socket_base::keep_alive(true), ignored);
   if (!address_.tls) {
+    socket_.non_blocking(true, ignored);  // see start_write
     connect_timer_.cancel();
     start_handshake();
     return;

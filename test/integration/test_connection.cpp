@@ -110,6 +110,28 @@ BOOST_AUTO_TEST_CASE(a_restarted_master_is_reconnected_to) {
   BOOST_TEST(back, "master 0 was not used again after its restart");
 }
 
+// An idle connection writes a request at once, without an asynchronous
+// write (connection.cpp, start_write); what the socket does not take then
+// must follow, in order. A name of 8 MiB is far more than a loopback socket
+// takes in one write.
+BOOST_AUTO_TEST_CASE(a_request_larger_than_the_socket_takes_at_once_arrives_whole) {
+  masters m(3);
+  redlock::client c(m.options(2000ms));  // the stall timeout (5 s) must exceed it
+  std::string name(8u << 20, 'n');
+  name.back() = 'e';  // the last byte arrived too: the key is the whole name
+  auto l = c.acquire(name);
+  BOOST_TEST(eventually([&] { return m.holding(name) == 3u; }));  // the call returns at a quorum
+  BOOST_TEST(m[0].command({"STRLEN", name}) == std::to_string(l.token().size()));
+  c.release(l);
+  BOOST_TEST(eventually([&] { return m.holding(name) == 0u; }));
+  // The connections are still in step: the next replies match their requests.
+  // (A quorum decides: the last master may still be pending.)
+  auto small = c.acquire("small-after-large");
+  for (auto& r : small.nodes()) BOOST_TEST((r.state == redlock::node_state::locked || r.state == redlock::node_state::pending));
+  BOOST_TEST(eventually([&] { return m.holding("small-after-large") == 3u; }));
+  c.release(small);
+}
+
 BOOST_AUTO_TEST_CASE(tokens_are_unique) {
   masters m(1);
   redlock::client c(m.options());
