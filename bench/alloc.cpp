@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <functional>
 #include <optional>
+#include <utility>
 
 // Build with -DREDLOCK_BENCH_NO_MALLOC_HOOK to profile the bench with
 // heaptrack instead (its preload cannot see allocations once this executable
@@ -124,11 +125,6 @@ outcome run_alloc(settings& s) {
   const std::size_t warm = 200, n = s.quick ? 500 : 2000;
   redlock::acquire_options o;
   o.ttl = s.ttl;
-  boost::asio::io_context io{1};
-  std::optional<redlock::async_client> client;
-  auto co = s.client_options();
-  co.key_prefix = s.tag + ":";  // unique keys per run, short names
-  client.emplace(io.get_executor(), co);
   // Short names (within std::string's small buffer): moving them into the
   // call allocates nothing.
   auto names_for = [&](char tag, std::size_t count) {
@@ -136,26 +132,44 @@ outcome run_alloc(settings& s) {
     for (std::size_t i = 0; i < count; ++i) names.push_back(std::string(1, tag) + std::to_string(i));
     return names;
   };
-  auto warm_names = names_for('w', warm);
-  run_pairs(*client, warm_names, o, io);
-  auto names = names_for('a', n);
-  allocations.store(0);
-  counting.store(true);
-  auto pairs = run_pairs(*client, names, o, io);
-  counting.store(false);
-  auto counted = allocations.load();
-  client.reset();
-  io.restart();
-  io.run_for(std::chrono::seconds(2));
-  if (pairs == 0) {
+  // One client, warmed up, then `n` counted pairs: {pairs, allocations}.
+  auto count_pairs = [&](bool one_thread, char tag) -> std::pair<std::size_t, std::uint64_t> {
+    boost::asio::io_context io{1};
+    std::optional<redlock::async_client> client;
+    auto co = s.client_options();
+    co.key_prefix = s.tag + ":";  // unique keys per run, short names
+    co.executor_runs_on_one_thread = one_thread;
+    client.emplace(io.get_executor(), co);
+    auto warm_names = names_for(static_cast<char>(tag + 1), warm);
+    run_pairs(*client, warm_names, o, io);
+    auto names = names_for(tag, n);
+    allocations.store(0);
+    counting.store(true);
+    auto pairs = run_pairs(*client, names, o, io);
+    counting.store(false);
+    auto counted = allocations.load();
+    client.reset();
+    io.restart();
+    io.run_for(std::chrono::seconds(2));
+    return {pairs, counted};
+  };
+  auto [pairs, counted] = count_pairs(false, 'a');
+  auto [pairs_one, counted_one] = count_pairs(true, 'c');
+  if (pairs == 0 || pairs_one == 0) {
     r.skipped = "no pair completed";
     return r;
   }
   double per_pair = static_cast<double>(counted) / static_cast<double>(pairs);
+  double per_pair_one = static_cast<double>(counted_one) / static_cast<double>(pairs_one);
+  auto masters = static_cast<double>(s.masters.size());
   r.data["pairs"] = pairs;
   r.data["allocations"] = counted;
   r.data["allocations_per_pair"] = per_pair;
-  r.data["per_master_per_pair"] = per_pair / static_cast<double>(s.masters.size());
+  r.data["per_master_per_pair"] = per_pair / masters;
+  // The same with client_options::executor_runs_on_one_thread (no strand of
+  // the client's own; what the sync client does on its I/O thread).
+  r.data["one_thread_allocations_per_pair"] = per_pair_one;
+  r.data["one_thread_per_master_per_pair"] = per_pair_one / masters;
   r.data["counted"] = "malloc, calloc, realloc and aligned_alloc/memalign/posix_memalign calls of every thread, from the first acquire to the last release";
   return r;
 #endif

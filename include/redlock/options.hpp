@@ -51,6 +51,15 @@ struct client_options {
   std::shared_ptr<const clock_source> clock{};
   /// Hooks for metrics and logs (redlock/observer.hpp); nullptr: none.
   std::shared_ptr<redlock::observer> observer{};
+  /// async_client only: true when the executor it is given is only ever run
+  /// by one thread (an io_context whose run() is called from one thread).
+  /// The client then serializes its work on that executor as it is, instead
+  /// of on a strand of its own: each reply and timer completes without a
+  /// pass through the strand (fewer heap allocations per request, see
+  /// redlock-bench alloc). Set it only when that holds: with two threads
+  /// running the executor, the client's state would be raced. The sync
+  /// client sets it for its own I/O thread.
+  bool executor_runs_on_one_thread = false;
 };
 
 /// The kinds of lock (docs/algorithm.md):

@@ -34,6 +34,7 @@ struct client::io_thread {
 };
 
 client::client(client_options options) : io_(std::make_unique<io_thread>()) {
+  options.executor_runs_on_one_thread = true;  // io_thread: one thread runs it
   try {
     async_ = std::make_unique<async_client>(io_->context.get_executor(), std::move(options));
   } catch (...) {

@@ -13,7 +13,11 @@
 namespace redlock::detail {
 
 client_impl::client_impl(boost::asio::any_io_executor ex, client_options opts, std::vector<node_address> addresses)
-    : executor(ex), strand(make_client_strand(ex)), options(std::move(opts)), masters(std::make_shared<node_set>()) {
+    : executor(ex),
+      // One thread runs the executor: it serializes our work already.
+      strand(opts.executor_runs_on_one_thread ? strand_type(ex) : make_client_strand(ex)),
+      options(std::move(opts)),
+      masters(std::make_shared<node_set>()) {
   bool any_tls = false;
   for (auto& a : addresses) any_tls |= a.tls;
   auto config = connection_config::of(options);

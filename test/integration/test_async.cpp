@@ -43,6 +43,31 @@ BOOST_AUTO_TEST_CASE(futures) {
   runner.join();
 }
 
+// client_options::executor_runs_on_one_thread: no strand of the client's own;
+// operations started from another thread still run on the executor's one
+// thread, a waiter is woken by a release, and the client shuts down cleanly
+// (the sanitized build checks for races and leaks).
+BOOST_AUTO_TEST_CASE(a_client_whose_executor_one_thread_runs_needs_no_strand) {
+  masters m(3);
+  asio::io_context io;
+  auto work = asio::make_work_guard(io);
+  std::thread runner([&] { io.run(); });
+  {
+    auto o = m.options();
+    o.executor_runs_on_one_thread = true;
+    redlock::async_client holder(io.get_executor(), o), waiter(io.get_executor(), o);
+    auto held = holder.async_acquire("one-thread", {.ttl = 5000ms}, asio::use_future).get();
+    auto waiting = waiter.async_acquire("one-thread", {.ttl = 5000ms, .wait = 5000ms}, asio::use_future);
+    holder.async_release(held, asio::use_future).get();
+    auto l = waiting.get();
+    BOOST_TEST(redlock::testing::eventually([&] { return m.holding("one-thread") == 3u; }));
+    waiter.async_release(l, asio::use_future).get();
+    BOOST_TEST(redlock::testing::eventually([&] { return m.holding("one-thread") == 0u; }));
+  }
+  work.reset();
+  runner.join();
+}
+
 namespace {
 // The client's connections keep the context busy: run until `done` (10 s at most).
 bool run_until(asio::io_context& io, const bool& done) {
