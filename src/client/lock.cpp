@@ -46,7 +46,7 @@ boost::asio::cancellation_slot lock::lost_slot() const {
   if (!state_) throw error(errc::empty_lock, "operation on an empty lock handle");
   return state_->lost_signal.slot();
 }
-const std::vector<node_result>& lock::nodes() const { return checked(state_).nodes; }
+const std::vector<node_result>& lock::nodes() const { return checked(state_).named_nodes(); }
 
 std::string_view to_string(lost_reason r) noexcept {
   switch (r) {

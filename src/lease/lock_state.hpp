@@ -11,6 +11,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,7 +28,20 @@ struct lock_state {
   // Atomic so a watchdog/extend on the I/O thread can move it while the owner reads.
   std::atomic<steady_time::rep> valid_until{0};
   std::optional<std::uint64_t> fence;
-  std::vector<node_result> nodes;
+  // Each master's answer. Their `node` names are filled at the first
+  // lock::nodes() (from `node_names`, the client's, shared): naming every
+  // master at every acquisition cost an allocation per master (redlock-bench
+  // alloc), and few callers look.
+  mutable std::vector<node_result> nodes;
+  std::shared_ptr<const std::vector<std::string>> node_names;
+  mutable std::once_flag nodes_named;
+  const std::vector<node_result>& named_nodes() const {
+    std::call_once(nodes_named, [this] {
+      for (std::size_t i = 0; node_names && i < nodes.size() && i < node_names->size(); ++i)
+        if (nodes[i].node.empty()) nodes[i].node = (*node_names)[i];
+    });
+    return nodes;
+  }
   std::shared_ptr<const clock_source> clock;  // null: steady clock
   const void* owner = nullptr;                 // the client_impl that acquired it
   lock_kind kind = lock_kind::mutex;

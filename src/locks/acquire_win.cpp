@@ -40,7 +40,9 @@ void acquire_op::acquired(const quorum_round& f, std::optional<std::uint64_t> fe
     release_permits(client_, key_, options_.permits, permit_slot(first_slot_, options_.permits, *won_choice_), token_,
                     described(), elsewhere);
   }
-  hold({f.decision().window_end(options_.ttl, client_->options.drift_factor), fence, client_->node_results(f),
+  // Unnamed for the lock (named when read); named at once for a report.
+  hold({f.decision().window_end(options_.ttl, client_->options.drift_factor), fence,
+        client_->node_results(f, options_.report != nullptr),
         fair_win::by_poll, held_key(f)});
 }
 

@@ -38,6 +38,9 @@ client_impl::client_impl(boost::asio::any_io_executor ex, client_options opts, s
   entropy_used_ = sizeof seed;
   jitter_rng_.seed(seed);
   client_id = new_token();
+  auto names = std::make_shared<std::vector<std::string>>();
+  for (auto& c : masters->connections) names->push_back(c->display());
+  node_names = std::move(names);
 }
 
 void client_impl::refill_entropy() {
@@ -121,12 +124,12 @@ void client_impl::shutdown_after_releases(std::function<void()> then) {
   for (auto& n : masters->connections) n->shutdown_after_cleanups(all_closed);
 }
 
-std::vector<node_result> client_impl::node_results(const quorum_round& round) const {
+std::vector<node_result> client_impl::node_results(const quorum_round& round, bool named) const {
   std::vector<node_result> nodes;
   nodes.reserve(round.outcomes().size());
   for (std::uint32_t i = 0; i < round.outcomes().size(); ++i) {
     auto& o = round.outcomes()[i];
-    nodes.push_back({(*masters)[i].display(), o.state, o.error, o.latency});
+    nodes.push_back({named ? (*masters)[i].display() : std::string(), o.state, o.error, o.latency});
   }
   return nodes;
 }

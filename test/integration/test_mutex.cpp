@@ -42,9 +42,13 @@ BOOST_AUTO_TEST_CASE(acquire_extend_release_on_1_3_5_masters) {
       BOOST_TEST(l.remaining_validity() <= 5000ms);
       // Every master that answered before the quorum was decided granted it.
       std::size_t locked = 0;
-      for (auto& r : l.nodes()) {
+      BOOST_REQUIRE(l.nodes().size() == n);
+      for (std::size_t i = 0; i < n; ++i) {
+        auto& r = l.nodes()[i];
         BOOST_TEST((r.state == redlock::node_state::locked || r.state == redlock::node_state::pending));
         locked += r.state == redlock::node_state::locked;
+        // Named when first read (lock_state::named_nodes), in node order.
+        BOOST_TEST(r.node == m.options().nodes[i]);
       }
       BOOST_TEST(locked >= n / 2 + 1);
 
