@@ -32,17 +32,6 @@ namespace {
 constexpr std::size_t kept_nodes = 64;
 constexpr std::size_t kept_text = 4096;
 constexpr std::size_t kept_table = 64;
-
-// hiredis is C: nothing may throw through it. A failed allocation returns
-// null, which hiredis reports as out of memory.
-template <typename F>
-void* no_throw(F&& f) noexcept {
-  try {
-    return f();
-  } catch (const std::bad_alloc&) {
-    return nullptr;
-  }
-}
 }  // namespace
 
 redisReplyObjectFunctions* reply_pool::functions() {
@@ -131,48 +120,45 @@ void* reply_pool::attach(const redisReadTask* task, node* n) {
   return &n->reply;
 }
 
-void* reply_pool::create_string(const redisReadTask* task, char* s, std::size_t len) {
-  return no_throw([&]() -> void* {
+// hiredis is C: nothing may throw through it. A failed allocation returns
+// null, which hiredis reports as out of memory; a node taken but not filled
+// goes back to the pool.
+template <typename Fill>
+void* reply_pool::build(const redisReadTask* task, int type, Fill&& fill) noexcept {
+  try {
     auto* pool = static_cast<reply_pool*>(task->privdata);
-    auto* n = pool->take(task->type);
+    auto* n = pool->take(type);
     try {
-      set_string(n, s, len);
+      fill(n);
     } catch (...) {
       pool->put(n);
       throw;
     }
     return attach(task, n);
-  });
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+
+void* reply_pool::create_string(const redisReadTask* task, char* s, std::size_t len) {
+  return build(task, task->type, [&](node* n) { set_string(n, s, len); });
 }
 
 void* reply_pool::create_array(const redisReadTask* task, int elements) {
-  auto* pool = static_cast<reply_pool*>(task->privdata);
   // hiredis 0.14 has no element cap of its own: a null here surfaces as an
   // out-of-memory error, which the reader reports as a reply too large.
-  if (elements > 0 && static_cast<std::size_t>(elements) > pool->max_elements_) return nullptr;
-  return no_throw([&]() -> void* {
-    auto* n = pool->take(REDIS_REPLY_ARRAY);
-    try {
-      set_elements(n, elements > 0 ? static_cast<std::size_t>(elements) : 0);
-    } catch (...) {
-      pool->put(n);
-      throw;
-    }
-    return attach(task, n);
-  });
+  if (elements > 0 && static_cast<std::size_t>(elements) > static_cast<reply_pool*>(task->privdata)->max_elements_)
+    return nullptr;
+  return build(task, REDIS_REPLY_ARRAY,
+               [&](node* n) { set_elements(n, elements > 0 ? static_cast<std::size_t>(elements) : 0); });
 }
 
 void* reply_pool::create_integer(const redisReadTask* task, long long value) {
-  return no_throw([&]() -> void* {
-    auto* n = static_cast<reply_pool*>(task->privdata)->take(REDIS_REPLY_INTEGER);
-    n->reply.integer = value;
-    return attach(task, n);
-  });
+  return build(task, REDIS_REPLY_INTEGER, [&](node* n) { n->reply.integer = value; });
 }
 
 void* reply_pool::create_nil(const redisReadTask* task) {
-  return no_throw(
-      [&]() -> void* { return attach(task, static_cast<reply_pool*>(task->privdata)->take(REDIS_REPLY_NIL)); });
+  return build(task, REDIS_REPLY_NIL, [](node*) {});
 }
 
 void reply_pool::free_object(void* reply) { give_back(static_cast<redisReply*>(reply)); }

@@ -33,11 +33,8 @@ class reply_pool {
   /// (a reply may still be in a caller's hands while its connection resets).
   void release() noexcept;
 
-  std::size_t max_elements() const { return max_elements_; }
-
  private:
   struct node;
-  friend struct node;
   ~reply_pool();
   node* take(int type);
   void put(node* n) noexcept;
@@ -50,6 +47,8 @@ class reply_pool {
   static void* create_nil(const redisReadTask* task);
   static void free_object(void* reply);
   static void* attach(const redisReadTask* task, node* n);
+  template <typename Fill>
+  static void* build(const redisReadTask* task, int type, Fill&& fill) noexcept;
 
   std::size_t max_elements_;
   std::vector<node*> free_;
