@@ -196,6 +196,9 @@ void redis_process::spawn() {
   for (auto& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
 
+  std::error_code no_log;
+  auto logged = std::filesystem::file_size(dir_ / "redis.log", no_log);
+  log_size_at_spawn_ = no_log ? 0 : logged;
   pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("redis_process: fork failed");
   if (pid == 0) {
@@ -217,6 +220,15 @@ void redis_process::spawn() {
   }
 }
 
+bool redis_process::own_server_listens() const {
+  std::ifstream log(dir_ / "redis.log");
+  log.seekg(static_cast<std::streamoff>(log_size_at_spawn_));  // a restart appends to the same log
+  std::string line;
+  while (std::getline(log, line))
+    if (line.find("Ready to accept connections") != std::string::npos) return true;
+  return false;
+}
+
 void redis_process::wait_ready(std::chrono::milliseconds limit) {
   auto deadline = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < deadline) {
@@ -236,7 +248,10 @@ void redis_process::wait_ready(std::chrono::milliseconds limit) {
       // While loading the AOF the server answers LOADING: not ready yet.
       if (r) freeReplyObject(r);
       redisFree(c);
-      if (up) return;
+      // The answer may come from another test's server that took the port
+      // first (ours then fails to bind and exits): only our own log says
+      // that ours listens.
+      if (up && own_server_listens()) return;
     } else if (c) {
       redisFree(c);
     }

@@ -70,6 +70,7 @@ class redis_process {
  private:
   void spawn();
   void wait_ready(std::chrono::milliseconds limit);
+  bool own_server_listens() const;
   // A blocking hiredis connection for the test's own commands (nullptr or
   // c->err set on failure): TCP, or the Unix socket of a TLS-only server.
   redisContext* connect_for_commands(timeval timeout) const;
@@ -78,6 +79,7 @@ class redis_process {
   redis_options options_;
   std::filesystem::path dir_;
   std::uint16_t port_ = 0;
+  std::uintmax_t log_size_at_spawn_ = 0;
   pid_t pid_ = -1;
   bool paused_ = false;
 };
