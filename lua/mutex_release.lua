@@ -12,14 +12,19 @@
 -- mutex waiter listens anywhere else, and most releases have no waiter (an
 -- extra call here cost 15% of the 64-in-flight throughput). The token tells
 -- one release's copies (one per master) from the next release's.
--- ARGV[4] (optional) the holder's own wake-list entry: a waiter that won
--- with a plain SET NX PX retry (no script to take it off the list then)
--- leaves it here, before the first waiter is looked for.
+-- ARGV[4] (optional, '' for none) the holder's own wake-list entry: a
+-- waiter that won with a plain SET NX PX retry (no script to take it off
+-- the list then) leaves it here, before the first waiter is looked for.
+-- ARGV[5] (optional) a waiter id to list behind the waiter named, with its
+-- score ARGV[6] and lapse ARGV[7] in ms (as mutex_acquire.lua's ARGV[4] to
+-- ARGV[6]): the releasing client, which asks again at once, joins the line
+-- in this call rather than in a round of its own. Nothing is listed when
+-- no one is named: its next attempt may simply take the lock.
 -- Returns 1 when our key was deleted, 2 when it was and a waiter was named
 -- (so that the releasing client, asking again at once, lets that waiter
--- have it: mutex_acquire.lua, ARGV[3] 'line'), 0 when it was gone or
--- someone else's.
-if ARGV[4] then
+-- have it: mutex_acquire.lua, ARGV[3] 'line', or the entry of ARGV[5]),
+-- 0 when it was gone or someone else's.
+if (ARGV[4] or '') ~= '' then
   redis.call('ZREM', KEYS[2], ARGV[4])
   redis.call('ZREM', KEYS[3], ARGV[4])
 end
@@ -39,9 +44,10 @@ end
 -- here costs the master about a GET on top of the command (see
 -- redlock-bench throughput and semaphore).
 local head = KEYS[2] and redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+local now
 if head then
   local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   local until_ms = tonumber(redis.call('ZSCORE', KEYS[3], head) or '0')
   if until_ms <= now then
     for _, lapsed in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
@@ -55,6 +61,14 @@ end
 if head then
   local client = string.match(head, '^(.*):[^:]*$')
   redis.call('PUBLISH', ARGV[2] .. ':' .. client, '=' .. head .. ' ' .. ARGV[1])
+  if (ARGV[5] or '') ~= '' then
+    local lapse = tonumber(ARGV[7])
+    redis.call('ZADD', KEYS[2], 'NX', ARGV[6], ARGV[5])
+    redis.call('ZADD', KEYS[3], now + lapse, ARGV[5])
+    for i = 2, 3 do  -- the list lives as long as its latest entry
+      if redis.call('PTTL', KEYS[i]) < lapse then redis.call('PEXPIRE', KEYS[i], lapse) end
+    end
+  end
   return 2
 end
 return 1

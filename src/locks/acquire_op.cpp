@@ -42,11 +42,36 @@ void acquire_op::start() {
   // readers wait for it (section 15).
   if (options_.kind == lock_kind::write && may_wait)
     writer_mark_ = client_->client_id + ":" + std::to_string(client_->next_request_id++);
+  // Our own release of this lock listed us behind the waiter it woke:
+  // wait under that entry (section 10).
+  std::optional<client_impl::listing> listed;
+  if (options_.kind == lock_kind::mutex && !waiter_id_.empty()) listed = client_->claim_listing(key_);
+  if (listed) {
+    waiter_id_ = std::move(listed->entry.id);
+    queue_score_ = listed->entry.score;
+  }
   // Listen from the first attempt when that is free (this client waited on
   // this lock moments ago): a release, or a hand-over, may come before the
   // first attempt has even failed. Otherwise only once it has.
   if (client_->listener->subscribed(release_channel())) watch_releases();
+  if (listed && listed->on_quorum && client_->woke_waiter_just_now(key_)) return wait_behind_woken(*listed);
   attempt();
+}
+
+// In line behind the waiter our release woke, listed by that release on a
+// quorum: as after a round that joined the line (retry_or_fail), without
+// the round. A master that named us meanwhile means its holder is gone.
+void acquire_op::wait_behind_woken(const client_impl::listing& listed) {
+  client_->note_reasked(key_, wake_list_lapse(options_, client_->options.node_timeout));
+  joined_line_ = true;
+  listed_until_ = listed.sent_at + listed.entry.lapse / 2;
+  if (listed.named_meanwhile) {
+    woken_ = true;
+    return attempt();
+  }
+  phase_ = phase::attempting;
+  joins_line_ = true;
+  retry_or_fail(make_error_code(errc::not_acquired));
 }
 
 void acquire_op::attempt() {
@@ -59,7 +84,11 @@ void acquire_op::attempt() {
   joins_line_ = attempts_ == 0 && !joined_line_ && options_.kind == lock_kind::mutex && !waiter_id_.empty() &&
                 client_->woke_waiter_just_now(key_);
   joined_line_ = joined_line_ || joins_line_;
-  if (joins_line_) watch_releases();  // it will wait: listen while the round runs
+  if (joins_line_) {
+    watch_releases();  // it will wait: listen while the round runs
+    // Seen asking again at once: the next such release lists us itself.
+    client_->note_reasked(key_, wake_list_lapse(options_, client_->options.node_timeout));
+  }
   if (!joins_line_) {
     ++attempts_;
     if (auto& obs = client_->options.observer) obs->on_acquire_attempt(name_, attempts_);

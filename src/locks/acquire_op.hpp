@@ -87,6 +87,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   bool won_by_hand_over();
   void abandon_handed();
   std::size_t rank_in_line(const quorum_round& f) const;
+  void wait_behind_woken(const client_impl::listing& listed);
   // failure, retry
   void abandon_attempt(boost::system::error_code why, std::vector<std::uint32_t> nodes);
   void retry_or_fail(boost::system::error_code why);

@@ -91,30 +91,17 @@ bool client_impl::own_release_before(std::string_view payload, std::uint64_t bef
   return false;
 }
 
-void client_impl::note_release_wake(const std::string& key, bool named) {
-  // Only the latest few matter: each is stale after one node timeout.
-  constexpr std::size_t remembered = 16;
-  std::erase_if(woke_waiters_, [&](auto& w) { return w.first == key; });
-  if (!named) return;
-  if (woke_waiters_.size() == remembered) woke_waiters_.pop_front();
-  woke_waiters_.emplace_back(key, now());
-}
-
-bool client_impl::woke_waiter_just_now(const std::string& key) const {
-  for (auto& [woke, at] : woke_waiters_)
-    if (woke == key) return now() - at < options.node_timeout;
-  return false;
-}
-
 void client_impl::shutdown() {
   if (stopped) return;
   stopped = true;
+  if (listing_sweep_) listing_sweep_->cancel();
   listener->shutdown();
   for (auto& n : masters->connections) n->shutdown();
 }
 
 void client_impl::shutdown_after_releases(std::function<void()> then) {
   stopped = true;  // new operations fail with shutting_down
+  if (listing_sweep_) listing_sweep_->cancel();
   listener->shutdown();
   // `then` once every connection has closed (each posts its callback).
   auto left = std::make_shared<std::size_t>(masters->size());

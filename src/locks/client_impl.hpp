@@ -16,6 +16,7 @@
 #include <array>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <unordered_map>
@@ -88,9 +89,37 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   /// fail: the next acquisition's first round joins the line instead
   /// (docs/algorithm.md, section 10). "Just": within one node timeout, the
   /// time the woken waiter has to get its request to the masters.
-  /// A release that named no waiter (`named` false) ends the note.
-  void note_release_wake(const std::string& key, bool named);
+  /// A release that named no waiter ends the note. (release_wakes.cpp)
   bool woke_waiter_just_now(const std::string& key) const;
+  /// This client asked for `key` again at once after such a release (its
+  /// acquisitions' entries live `lapse` on the wake list).
+  void note_reasked(const std::string& key, std::chrono::milliseconds lapse);
+
+  /// A wake-list entry a release writes behind the waiter it names.
+  struct wake_list_entry {
+    std::string id;
+    double score = 0;
+    std::chrono::milliseconds lapse{0};
+  };
+  /// The entry the next release of `key` lists this client under, when this
+  /// client was seen asking again at once after its last such release (and
+  /// still listens on the lock's wake channel): the line round of its next
+  /// acquisition then costs no call at all (mutex_release.lua, ARGV[5]).
+  std::optional<wake_list_entry> relisting(const std::string& key);
+  /// A mutex release of `key` by this client was decided; `listed`: the
+  /// entry it asked the masters to list (relisting()), or null.
+  void note_release_wake(const std::string& key, const quorum_round& release, const wake_list_entry* listed);
+  /// What the next acquisition of `key` takes over from note_release_wake.
+  struct listing {
+    wake_list_entry entry;
+    steady_time sent_at;        // the release round's send time (client clock)
+    bool on_quorum = false;     // listed on a quorum of masters
+    bool named_meanwhile = false;  // a release already named it on some master
+  };
+  /// The entry our own release listed us under, if any and not yet taken:
+  /// the caller now owns it (waits under its id, takes it down when done).
+  /// Unclaimed, it is taken down after one node timeout.
+  std::optional<listing> claim_listing(const std::string& key);
 
   /// Closes every connection now (the io_context will not run again).
   void shutdown();
@@ -106,7 +135,25 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   std::mt19937_64 jitter_rng_;
   std::deque<std::pair<std::string, std::uint64_t>> own_releases_;  // the latest ones
   std::uint64_t own_releases_sent_ = 0;
-  std::deque<std::pair<std::string, steady_time>> woke_waiters_;  // the latest ones
+  // Mutex releases of ours that named a waiter, the latest few, one per key.
+  struct release_note {
+    std::string key;
+    steady_time at;      // decided (client clock)
+    bool woke = false;   // named a waiter on a quorum
+    bool reasks = false; // and we asked again at once after the one before
+    std::chrono::milliseconds lapse{0};
+    // The release's listing of us (id empty: none, or claimed).
+    listing listed;
+    std::chrono::steady_clock::time_point listed_real_at{};
+    release_listener::waiter_id listed_watch = 0;
+  };
+  release_note* find_note(const std::string& key);
+  void drop_listing(release_note& note);
+  void sweep_unclaimed_listings();
+  void arm_listing_sweep(std::chrono::steady_clock::time_point at);
+  std::deque<release_note> release_notes_;
+  std::optional<boost::asio::steady_timer> listing_sweep_;
+  bool listing_sweep_armed_ = false;
 };
 
 }  // namespace redlock::detail

@@ -172,13 +172,18 @@ round_ptr as_release(round_ptr round) {
 round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
                         const std::string& token, std::uint64_t hold_id, bool last, bool wake, bool described,
                         const std::string& waiters_key, quorum_round::decided_fn done,
-                        const std::string& listed_as) {
+                        const std::string& listed_as, const client_impl::wake_list_entry* relist) {
   auto publish = wake ? "1" : "0";
   if (is_rw_kind(kind)) return rw_release_round(client, key, token, "", wake, std::move(done));
   if (is_token_kind(kind)) {
     if (wake) client->note_own_release(token);
     std::vector<std::string> args{token, keys::released_channel(waiters_key), publish};
-    if (!listed_as.empty()) args.push_back(listed_as);
+    if (!listed_as.empty() || relist) args.push_back(listed_as);
+    if (relist) {
+      char score[32];
+      std::snprintf(score, sizeof score, "%.0f", relist->score);
+      args.insert(args.end(), {relist->id, score, std::to_string(relist->lapse.count())});
+    }
     // 1 released, 2 released and a waiter named (mutex_release.lua).
     auto classify = [](const redisReply& r, node_outcome& out) {
       if (r.type != REDIS_REPLY_INTEGER || r.integer != 2) return classify_one_zero(r, out);
@@ -273,12 +278,6 @@ void release_abandoned(const std::shared_ptr<client_impl>& client, lock_kind kin
   if (!nodes.empty())
     release_round(client, kind, key, token, hold_id, true, false, described, key, [](quorum_round&) {})
         ->start_on(nodes);
-}
-
-bool release_named_a_waiter(const quorum_round& f, std::size_t quorum) {
-  std::size_t named = 0;
-  for (auto& o : f.outcomes()) named += o.state == node_state::locked && o.value == 2;
-  return named >= quorum;
 }
 
 round_ptr rw_release_round(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& token,

@@ -77,14 +77,12 @@ std::vector<std::string> with_holder_key(std::vector<std::string> script_keys, c
 /// `waiters_key` (token kinds): whose wake list the release wakes from (the
 /// lock's own key, or a permit's semaphore). `listed_as` (mutex): the
 /// holder's own wake-list entry, taken down too (lock_state::listed_as).
+/// `relist` (mutex, may be null): listed behind the waiter the release
+/// names, where it names one (client_impl::relisting).
 round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
                         const std::string& token, std::uint64_t hold_id, bool last, bool wake, bool described,
                         const std::string& waiters_key, quorum_round::decided_fn done,
-                        const std::string& listed_as = {});
-
-/// A mutex release round (release_round, wake) named a waiter on a quorum
-/// of masters: client_impl::note_release_wake.
-bool release_named_a_waiter(const quorum_round& f, std::size_t quorum);
+                        const std::string& listed_as = {}, const client_impl::wake_list_entry* relist = nullptr);
 /// Releases one hold of a read-write lock; `writer_mark` ('' for none): a
 /// writer's waiter id, whose mark comes down with it; `wake`: a holder's
 /// release, which wakes the waiters when it may let one in.

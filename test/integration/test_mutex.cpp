@@ -16,6 +16,8 @@
 #include <bit>
 #include <future>
 #include <mutex>
+#include <set>
+#include <sstream>
 #include <thread>
 
 using namespace std::chrono_literals;
@@ -586,6 +588,113 @@ BOOST_AUTO_TEST_CASE(a_releaser_asking_again_at_once_lets_the_woken_waiter_go_fi
   BOOST_TEST(eventually([&] { return m.holding("polite") == 0u; }));
   BOOST_TEST(eventually([&] { return m.holding(list) == 0u; }));
   BOOST_TEST(eventually([&] { return m.holding(redlock::detail::keys::wake_deadlines("polite")) == 0u; }));
+}
+
+// A client seen asking again at once after its release woke a waiter (it
+// joined the line behind it) is listed by its next such release itself, in
+// the release's own script call: its next acquisition waits under that
+// entry with no round of its own (a script call per master per contended
+// section, redlock-bench contended) and is woken like any waiter. An entry
+// no acquisition takes is taken down after one node timeout (1 s here), not
+// left until it lapses (64 s here) with releases naming it in vain, and the
+// client is listed no more until it is seen asking again at once. With the
+// old code the release listed no one. A woken waiter may hold the lock on a
+// quorum only (its SET NX PX overtook the previous release on the last
+// master), and its release then names and lists nobody there: the listing
+// is checked on a quorum.
+BOOST_AUTO_TEST_CASE(a_release_lists_its_client_behind_the_woken_waiter_when_it_asks_again_at_once) {
+  masters m(3);
+  redlock::client a(m.options(1000ms)), b(m.options());
+  redlock::acquire_options o{.ttl = 30000ms, .wait = 60000ms, .retry_delay = 30000ms, .retry_jitter = 0ms};
+  const std::string name = "relist";
+  const auto list = redlock::detail::keys::wake_list(name);
+  auto entries = [&](std::size_t j) {  // master j's wake list
+    std::set<std::string> ids;
+    std::istringstream all(m[j].command({"ZRANGE", list, "0", "-1"}));
+    for (std::string id; all >> id;) ids.insert(id);
+    return ids;
+  };
+  auto everywhere = [&] {
+    std::set<std::string> ids;
+    for (std::size_t j = 0; j < m.size(); ++j) ids.merge(entries(j));
+    return ids;
+  };
+  auto masters_listing = [&](const std::string& id) {
+    std::size_t n = 0;
+    for (std::size_t j = 0; j < m.size(); ++j) n += entries(j).count(id);
+    return n;
+  };
+  // The entry a release adds, once it is on a quorum ('' if none comes).
+  auto listed_by_release = [&](const std::set<std::string>& before) {
+    std::string added;
+    eventually([&] {
+      for (auto& id : everywhere())
+        if (!before.count(id) && masters_listing(id) >= 2) added = id;
+      return !added.empty();
+    });
+    return added;
+  };
+  auto scripts = [&] {
+    std::vector<long> n;
+    for (std::size_t j = 0; j < m.size(); ++j) n.push_back(redlock::testing::script_calls(m[j]));
+    return n;
+  };
+  auto held = a.acquire(name, o);
+  auto b_got = b.async().async_acquire(name, o, boost::asio::use_future);
+  BOOST_REQUIRE(eventually([&] { return wake_list_is(m, name, 1) && listening_clients(m, name) == 1u; }));
+  a.release(held);  // names b
+  auto a_got = a.async().async_acquire(name, o, boost::asio::use_future);  // joins the line behind b
+  BOOST_REQUIRE(b_got.wait_for(10s) == std::future_status::ready);
+  auto b_held = b_got.get();
+  BOOST_REQUIRE(eventually([&] { return listening_clients(m, name) == 2u; }));
+  b.release(b_held);  // takes its own entry down, names a
+  BOOST_REQUIRE(a_got.wait_for(10s) == std::future_status::ready);
+  held = a_got.get();
+  auto before = everywhere();
+  b_got = b.async().async_acquire(name, o, boost::asio::use_future);  // b joins the line behind a
+  auto b_entry = listed_by_release(before);
+  BOOST_REQUIRE(!b_entry.empty());
+  before = everywhere();
+  a.release(held);  // names b, lists a behind it
+  auto a_entry = listed_by_release(before);
+  BOOST_TEST(!a_entry.empty(), "the release listed its own client");
+  BOOST_REQUIRE(b_got.wait_for(10s) == std::future_status::ready);
+  b_held = b_got.get();
+  auto scripts_before = scripts();
+  a_got = a.async().async_acquire(name, o, boost::asio::use_future);  // waits under that entry
+  b.release(b_held);  // names a
+  BOOST_REQUIRE(a_got.wait_for(10s) == std::future_status::ready);
+  held = a_got.get();
+  // b's release ran everywhere, and a ran no line round (a won by SET NX PX).
+  auto ran = [&](std::size_t j) { return scripts()[j] - scripts_before[j]; };
+  BOOST_TEST(eventually([&] { return ran(0) >= 1 && ran(1) >= 1 && ran(2) >= 1; }));
+  for (std::size_t j = 0; j < m.size(); ++j) BOOST_TEST(ran(j) == 1, "master " << j << " ran " << ran(j) << " scripts");
+
+  // Listed again, but a does not ask: its entry goes after one node timeout.
+  before = everywhere();
+  b_got = b.async().async_acquire(name, o, boost::asio::use_future);  // b waits under its own listing
+  BOOST_REQUIRE(b_got.wait_for(0s) == std::future_status::timeout);
+  a.release(held);
+  a_entry = listed_by_release(before);
+  BOOST_TEST(!a_entry.empty(), "listed again");
+  BOOST_REQUIRE(b_got.wait_for(10s) == std::future_status::ready);
+  b_held = b_got.get();
+  BOOST_TEST(eventually([&] { return masters_listing(a_entry) == 0; }), "the unclaimed entry taken down");
+  // ... and a is listed no more: its release with b waiting lists b alone.
+  b.release(b_held);
+  BOOST_TEST(eventually([&] { return wake_list_is(m, name, 0); }));
+  held = a.acquire(name, o);
+  b_got = b.async().async_acquire(name, o, boost::asio::use_future);
+  BOOST_REQUIRE(eventually([&] { return wake_list_is(m, name, 1); }));
+  before = everywhere();
+  a.release(held);
+  BOOST_REQUIRE(b_got.wait_for(10s) == std::future_status::ready);
+  std::this_thread::sleep_for(200ms);  // every master has run the release
+  auto now_listed = everywhere();
+  BOOST_TEST((now_listed == before), "a listed again: " << now_listed.size() << " entries");
+  b.release(b_got.get());
+  BOOST_TEST(eventually([&] { return m.holding(name) == 0u && wake_list_is(m, name, 0); }));
+  BOOST_TEST(eventually([&] { return m.holding(redlock::detail::keys::wake_deadlines(name)) == 0u; }));
 }
 
 // The woken waiter may never come (it died on the list): the releaser that
