@@ -4,7 +4,11 @@
 -- (mutex_acquire.lua), KEYS[4] holder description (deleted when it is ours);
 -- ARGV[1] token, ARGV[2] release channel ({R}:released),
 -- ARGV[3] '1' to wake a waiter (a real release), '0' when cleaning up an
--- abandoned attempt (waking then would only make contenders spin).
+-- abandoned attempt (waking then would only make contenders spin), 'pass'
+-- to pass a wake-up on: ARGV[4] is an entry a release listed (ARGV[5]
+-- below) and then named, but no acquisition of its client took it; it is
+-- taken down and, if the lock is free, the first live waiter is named in
+-- its place, with ARGV[1] the token of the release that named it.
 -- A real release wakes one waiter, not all: the first live one on the wake
 -- list, on its client's channel ({R}:released:<client id>), with
 -- '=<waiter id> <token>'. Waking every waiter made them split the masters'
@@ -28,15 +32,19 @@ if (ARGV[4] or '') ~= '' then
   redis.call('ZREM', KEYS[2], ARGV[4])
   redis.call('ZREM', KEYS[3], ARGV[4])
 end
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
-  return 0
-end
-redis.call('DEL', KEYS[1])
--- Ours when it starts with our token, which is new at every acquisition.
-local about = KEYS[4] and redis.call('GET', KEYS[4])
-if about and string.sub(about, 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then redis.call('DEL', KEYS[4]) end
-if ARGV[3] ~= '1' then
-  return 1
+if ARGV[3] == 'pass' then
+  if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end  -- its holder's release wakes the next
+else
+  if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+    return 0
+  end
+  redis.call('DEL', KEYS[1])
+  -- Ours when it starts with our token, which is new at every acquisition.
+  local about = KEYS[4] and redis.call('GET', KEYS[4])
+  if about and string.sub(about, 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then redis.call('DEL', KEYS[4]) end
+  if ARGV[3] ~= '1' then
+    return 1
+  end
 end
 -- The first live waiter: most releases have no one waiting (one ZRANGE
 -- then), and the first entry is usually live (a ZSCORE against the clock).

@@ -60,15 +60,11 @@ void acquire_op::start() {
 
 // In line behind the waiter our release woke, listed by that release on a
 // quorum: as after a round that joined the line (retry_or_fail), without
-// the round. A master that named us meanwhile means its holder is gone.
+// the round.
 void acquire_op::wait_behind_woken(const client_impl::listing& listed) {
-  client_->note_reasked(key_, wake_list_lapse(options_, client_->options.node_timeout));
+  client_->note_reasked(key_);
   joined_line_ = true;
   listed_until_ = listed.sent_at + listed.entry.lapse / 2;
-  if (listed.named_meanwhile) {
-    woken_ = true;
-    return attempt();
-  }
   phase_ = phase::attempting;
   joins_line_ = true;
   retry_or_fail(make_error_code(errc::not_acquired));
@@ -87,7 +83,7 @@ void acquire_op::attempt() {
   if (joins_line_) {
     watch_releases();  // it will wait: listen while the round runs
     // Seen asking again at once: the next such release lists us itself.
-    client_->note_reasked(key_, wake_list_lapse(options_, client_->options.node_timeout));
+    client_->note_reasked(key_);
   }
   if (!joins_line_) {
     ++attempts_;

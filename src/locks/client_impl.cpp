@@ -102,6 +102,7 @@ void client_impl::shutdown() {
 void client_impl::shutdown_after_releases(std::function<void()> then) {
   stopped = true;  // new operations fail with shutting_down
   if (listing_sweep_) listing_sweep_->cancel();
+  drop_unclaimed_listings();  // before the connections drain
   listener->shutdown();
   // `then` once every connection has closed (each posts its callback).
   auto left = std::make_shared<std::size_t>(masters->size());

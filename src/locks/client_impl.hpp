@@ -91,9 +91,8 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   /// time the woken waiter has to get its request to the masters.
   /// A release that named no waiter ends the note. (release_wakes.cpp)
   bool woke_waiter_just_now(const std::string& key) const;
-  /// This client asked for `key` again at once after such a release (its
-  /// acquisitions' entries live `lapse` on the wake list).
-  void note_reasked(const std::string& key, std::chrono::milliseconds lapse);
+  /// This client asked for `key` again at once after such a release.
+  void note_reasked(const std::string& key);
 
   /// A wake-list entry a release writes behind the waiter it names.
   struct wake_list_entry {
@@ -105,6 +104,8 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   /// client was seen asking again at once after its last such release (and
   /// still listens on the lock's wake channel): the line round of its next
   /// acquisition then costs no call at all (mutex_release.lua, ARGV[5]).
+  /// It lives four node timeouts: the acquisition that claims it tries
+  /// within two of the release, and that try lists it for its own lapse.
   std::optional<wake_list_entry> relisting(const std::string& key);
   /// A mutex release of `key` by this client was decided; `listed`: the
   /// entry it asked the masters to list (relisting()), or null.
@@ -114,12 +115,14 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
     wake_list_entry entry;
     steady_time sent_at;        // the release round's send time (client clock)
     bool on_quorum = false;     // listed on a quorum of masters
-    bool named_meanwhile = false;  // a release already named it on some master
   };
   /// The entry our own release listed us under, if any and not yet taken:
   /// the caller now owns it (waits under its id, takes it down when done).
-  /// Unclaimed, it is taken down after one node timeout.
+  /// Unclaimed, it is taken down after one node timeout; named by a release
+  /// before that, it passes the wake-up on (pass_wake_on) and is spent.
   std::optional<listing> claim_listing(const std::string& key);
+  /// Takes down every unclaimed entry (the client is shutting down).
+  void drop_unclaimed_listings();
 
   /// Closes every connection now (the io_context will not run again).
   void shutdown();
@@ -141,14 +144,14 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
     steady_time at;      // decided (client clock)
     bool woke = false;   // named a waiter on a quorum
     bool reasks = false; // and we asked again at once after the one before
-    std::chrono::milliseconds lapse{0};
     // The release's listing of us (id empty: none, or claimed).
     listing listed;
+    bool passed_on = false;  // named before claimed: the wake-up went on
     std::chrono::steady_clock::time_point listed_real_at{};
     release_listener::waiter_id listed_watch = 0;
   };
   release_note* find_note(const std::string& key);
-  void drop_listing(release_note& note);
+  void drop_listing(release_note& note, bool must_reach = false);
   void sweep_unclaimed_listings();
   void arm_listing_sweep(std::chrono::steady_clock::time_point at);
   std::deque<release_note> release_notes_;

@@ -264,11 +264,23 @@ std::vector<std::uint32_t> may_hold(const quorum_round& attempt) {
 }
 
 void leave_wake_list(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& waiter,
-                     const std::vector<std::uint32_t>& nodes) {
+                     const std::vector<std::uint32_t>& nodes, bool must_reach) {
   if (waiter.empty() || nodes.empty()) return;
-  for (auto& list : {keys::wake_list(key), keys::wake_deadlines(key)})
-    round_ptr(new quorum_round(client->masters, {"ZREM", list, waiter}, classify_one_zero, [](quorum_round&) {}))
-        ->start_on(nodes);
+  for (auto& list : {keys::wake_list(key), keys::wake_deadlines(key)}) {
+    round_ptr round(new quorum_round(client->masters, {"ZREM", list, waiter}, classify_one_zero, [](quorum_round&) {}));
+    if (must_reach) round->must_reach_every_master();
+    round->start_on(nodes);
+  }
+}
+
+void pass_wake_on(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& entry,
+                  std::string_view token, std::uint32_t node) {
+  auto classify = [](const redisReply&, node_outcome&) { return verdict::yes; };  // nothing waits on it
+  round_ptr(new quorum_round(client->masters, scripts::mutex_release,
+                             {key, keys::wake_list(key), keys::wake_deadlines(key)},
+                             {std::string(token), keys::released_channel(key), "pass", entry}, classify,
+                             [](quorum_round&) {}))
+      ->start_on({node});
 }
 
 void release_abandoned(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,

@@ -131,9 +131,17 @@ std::vector<std::uint32_t> may_hold(const quorum_round& attempt);
 
 /// A mutex waiter (`waiter`, '' for none) leaves the wake list on the given
 /// masters: where a refusal put it back after it won elsewhere, or
-/// everywhere when it gives up. Fire-and-forget.
+/// everywhere when it gives up. Fire-and-forget; `must_reach`: sent even
+/// while the client shuts down (quorum_round::must_reach_every_master).
 void leave_wake_list(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& waiter,
-                     const std::vector<std::uint32_t>& nodes);
+                     const std::vector<std::uint32_t>& nodes, bool must_reach = false);
+
+/// On master `node`, takes down `entry`, a wake-list entry a release listed
+/// for this client and that a release (`token`) then named, though no
+/// acquisition of ours waits under it; if the lock is free there, names the
+/// first live waiter in its place (mutex_release.lua, 'pass').
+void pass_wake_on(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& entry,
+                  std::string_view token, std::uint32_t node);
 
 /// Fire-and-forget release of an abandoned attempt on the given masters
 /// (`described`: the attempt wrote a holder description).

@@ -28,38 +28,39 @@ bool client_impl::woke_waiter_just_now(const std::string& key) const {
   return false;
 }
 
-void client_impl::note_reasked(const std::string& key, std::chrono::milliseconds lapse) {
-  if (auto* n = find_note(key)) {
-    n->reasks = true;
-    n->lapse = lapse;
-  }
+void client_impl::note_reasked(const std::string& key) {
+  if (auto* n = find_note(key)) n->reasks = true;
 }
 
 std::optional<client_impl::wake_list_entry> client_impl::relisting(const std::string& key) {
   auto* n = find_note(key);
   // Not subscribed: a message naming the entry before our acquisition
   // starts would be lost; the line round subscribes first.
-  if (!n || !n->reasks || !listener->subscribed(wake_channel(key))) return std::nullopt;
+  if (stopped || !n || !n->reasks || !listener->subscribed(wake_channel(key))) return std::nullopt;
   // The same score on every master, as for an acquisition's (acquire_op).
   auto since_epoch = std::chrono::system_clock::now().time_since_epoch();
   auto score = static_cast<double>(std::chrono::duration_cast<std::chrono::microseconds>(since_epoch).count());
-  return wake_list_entry{client_id + ":" + std::to_string(next_request_id++), score, n->lapse};
+  return wake_list_entry{client_id + ":" + std::to_string(next_request_id++), score, 4 * options.node_timeout};
 }
 
 void client_impl::note_release_wake(const std::string& key, const quorum_round& release,
                                     const wake_list_entry* listed) {
   bool reasks = false;
-  std::chrono::milliseconds lapse{0};
   if (auto* old = find_note(key)) {
+    drop_listing(*old);  // unclaimed: we did not ask again after all
     reasks = old->reasks;
-    lapse = old->lapse;
-    drop_listing(*old);
     std::erase_if(release_notes_, [&](auto& n) { return n.key == key; });
   }
   // A master lists us exactly where it names a waiter (mutex_release.lua).
   std::size_t named = 0;
   for (auto& o : release.outcomes()) named += o.state == node_state::locked && o.value == 2;
-  if (named == 0) return;  // no one waits: the next acquisition just asks
+  if (listed && (named == 0 || stopped)) {
+    // Masters that answer after the decision may have listed us.
+    std::vector<std::uint32_t> every_master(masters->size());
+    for (std::uint32_t i = 0; i < every_master.size(); ++i) every_master[i] = i;
+    leave_wake_list(shared_from_this(), key, listed->id, every_master, true);
+  }
+  if (named == 0 || stopped) return;  // no one waits: the next acquisition just asks
   if (release_notes_.size() == remembered) {
     drop_listing(release_notes_.front());
     release_notes_.pop_front();
@@ -69,20 +70,22 @@ void client_impl::note_release_wake(const std::string& key, const quorum_round& 
   note.at = now();
   note.woke = named >= quorum();
   note.reasks = reasks;
-  note.lapse = lapse;
   if (!listed) return;
-  note.listed = {*listed, release.started_at(), note.woke, false};
+  note.listed = {*listed, release.started_at(), note.woke};
   note.listed_real_at = std::chrono::steady_clock::now();
-  // Until an acquisition claims the entry, remember whether a release named
-  // it: that acquisition then asks at once instead of waiting to be named.
+  // Until an acquisition claims the entry, a release that names it has woken
+  // nobody: pass the wake-up on, on that master, to whoever is next.
   note.listed_watch = listener->watch(wake_channel(key), [weak = weak_from_this(), key, id = listed->id](
-                                                             std::uint32_t, std::string_view payload) {
+                                                             std::uint32_t node, std::string_view payload) {
     auto self = weak.lock();
     // '=<waiter id> <released token>' (mutex_release.lua)
     bool names_it = payload.size() > id.size() + 1 && payload[0] == '=' && payload.substr(1, id.size()) == id &&
                     payload[id.size() + 1] == ' ';
     if (!self || !names_it) return;
-    if (auto* n = self->find_note(key); n && n->listed.entry.id == id) n->listed.named_meanwhile = true;
+    auto* n = self->find_note(key);
+    if (!n || n->listed.entry.id != id) return;
+    n->passed_on = true;
+    pass_wake_on(self, key, id, payload.substr(id.size() + 2), node);
   });
   if (!listing_sweep_armed_) arm_listing_sweep(note.listed_real_at + options.node_timeout);
 }
@@ -90,6 +93,10 @@ void client_impl::note_release_wake(const std::string& key, const quorum_round& 
 std::optional<client_impl::listing> client_impl::claim_listing(const std::string& key) {
   auto* n = find_note(key);
   if (!n || n->listed.entry.id.empty()) return std::nullopt;
+  if (n->passed_on) {  // spent: a release named it and the wake-up went on
+    drop_listing(*n);
+    return std::nullopt;
+  }
   listener->unwatch(wake_channel(key), n->listed_watch);
   n->listed_watch = 0;
   auto claimed = std::move(n->listed);
@@ -101,15 +108,19 @@ std::optional<client_impl::listing> client_impl::claim_listing(const std::string
 // until it lapsed. Take it down everywhere (a master that answered the
 // release late may have listed it too), and stop listing this client until
 // it is seen asking again at once.
-void client_impl::drop_listing(release_note& note) {
+void client_impl::drop_listing(release_note& note, bool must_reach) {
   if (note.listed.entry.id.empty()) return;
   listener->unwatch(wake_channel(note.key), note.listed_watch);
   note.listed_watch = 0;
   std::vector<std::uint32_t> every_master(masters->size());
   for (std::uint32_t i = 0; i < every_master.size(); ++i) every_master[i] = i;
-  leave_wake_list(shared_from_this(), note.key, note.listed.entry.id, every_master);
+  leave_wake_list(shared_from_this(), note.key, note.listed.entry.id, every_master, must_reach);
   note.listed.entry.id.clear();
   note.reasks = false;
+}
+
+void client_impl::drop_unclaimed_listings() {
+  for (auto& n : release_notes_) drop_listing(n, true);
 }
 
 void client_impl::sweep_unclaimed_listings() {

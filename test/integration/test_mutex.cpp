@@ -697,6 +697,68 @@ BOOST_AUTO_TEST_CASE(a_release_lists_its_client_behind_the_woken_waiter_when_it_
   BOOST_TEST(eventually([&] { return m.holding(redlock::detail::keys::wake_deadlines(name)) == 0u; }));
 }
 
+// A client that was listed by its own release but does not ask again (its
+// loop ended) must not stand in the line: a release that names its entry
+// wakes nobody there. Its client passes the wake-up on, on each master that
+// named it, to the next live waiter (mutex_release.lua, 'pass'). Without
+// that, the waiter behind it (here with a 30 s retry delay) slept on
+// though the lock was free (a review of the first version found this).
+BOOST_AUTO_TEST_CASE(an_entry_a_release_listed_and_nobody_claimed_passes_the_wake_up_on) {
+  masters m(3);
+  redlock::client a(m.options(2000ms)), w(m.options()), c(m.options());
+  redlock::acquire_options o{.ttl = 30000ms, .wait = 60000ms, .retry_delay = 30000ms, .retry_jitter = 0ms};
+  const std::string name = "pass-on";
+  const auto list = redlock::detail::keys::wake_list(name);
+  auto everywhere = [&] {
+    std::set<std::string> ids;
+    for (std::size_t j = 0; j < m.size(); ++j) {
+      std::istringstream all(m[j].command({"ZRANGE", list, "0", "-1"}));
+      for (std::string id; all >> id;) ids.insert(id);
+    }
+    return ids;
+  };
+  auto grew = [&](const std::set<std::string>& before) {  // a new entry appeared
+    return eventually([&] {
+      auto now = everywhere();
+      return std::any_of(now.begin(), now.end(), [&](auto& id) { return !before.count(id); });
+    });
+  };
+  // a is seen asking again at once after its release woke w.
+  auto held = a.acquire(name, o);
+  auto w_got = w.async().async_acquire(name, o, boost::asio::use_future);
+  BOOST_REQUIRE(eventually([&] { return wake_list_is(m, name, 1) && listening_clients(m, name) == 1u; }));
+  a.release(held);
+  auto a_got = a.async().async_acquire(name, o, boost::asio::use_future);
+  BOOST_REQUIRE(w_got.wait_for(10s) == std::future_status::ready);
+  auto w_held = w_got.get();
+  BOOST_REQUIRE(eventually([&] { return listening_clients(m, name) == 2u; }));
+  w.release(w_held);
+  BOOST_REQUIRE(a_got.wait_for(10s) == std::future_status::ready);
+  held = a_got.get();
+  // w waits again; a's release names it and lists a; a does not ask again.
+  auto before = everywhere();
+  w_got = w.async().async_acquire(name, o, boost::asio::use_future);
+  BOOST_REQUIRE(grew(before));
+  before = everywhere();
+  a.release(held);
+  BOOST_REQUIRE(grew(before));  // a's entry
+  BOOST_REQUIRE(w_got.wait_for(10s) == std::future_status::ready);
+  w_held = w_got.get();
+  // c waits behind a's entry; w's release names that entry.
+  before = everywhere();
+  auto c_got = c.async().async_acquire(name, o, boost::asio::use_future);
+  BOOST_REQUIRE(grew(before));
+  BOOST_REQUIRE(eventually([&] { return listening_clients(m, name) == 3u; }));  // c hears its name
+  w.release(w_held);
+  BOOST_REQUIRE(c_got.wait_for(10s) == std::future_status::ready);  // not its 30 s retry delay
+  c.release(c_got.get());
+  // Nothing is left behind, and a can still take the lock.
+  BOOST_TEST(eventually([&] { return wake_list_is(m, name, 0); }));
+  a.release(a.acquire(name, o));
+  BOOST_TEST(eventually([&] { return m.holding(name) == 0u && wake_list_is(m, name, 0); }));
+  BOOST_TEST(eventually([&] { return m.holding(redlock::detail::keys::wake_deadlines(name)) == 0u; }));
+}
+
 // The woken waiter may never come (it died on the list): the releaser that
 // joined the line behind it tries for itself after one node timeout (the
 // time the woken waiter had), not after its retry delay (30 s here: it would
