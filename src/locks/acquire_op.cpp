@@ -54,7 +54,8 @@ void acquire_op::start() {
   // this lock moments ago): a release, or a hand-over, may come before the
   // first attempt has even failed. Otherwise only once it has.
   if (client_->listener->subscribed(release_channel())) watch_releases();
-  if (listed && listed->on_quorum && client_->woke_waiter_just_now(key_)) return wait_behind_woken(*listed);
+  // Listed on a quorum exactly when the release named a waiter on a quorum.
+  if (listed && client_->woke_waiter_just_now(key_)) return wait_behind_woken(*listed);
   attempt();
 }
 

@@ -9,6 +9,7 @@
 #include "client_impl.hpp"
 #include "fair_handover.hpp"
 #include "hold.hpp"
+#include "kinds.hpp"
 #include "operations.hpp"
 #include "quorum/quorum_round.hpp"
 #include "waiting/release_news.hpp"
@@ -35,10 +36,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
         token_(std::move(field)),
         options_(std::move(options)),
         handler_(std::move(handler)),
-        // One score for this waiter on every master, so all agree on the FIFO
-        // order: microseconds since the epoch (exact in a double until 2255).
-        queue_score_(static_cast<double>(
-            std::chrono::duration_cast<std::chrono::microseconds>(asked_at.time_since_epoch()).count())),
+        queue_score_(waiter_score(asked_at)),
         handover_(client_->masters->size(), client_->quorum()),
         news_(client_->quorum()),
         own_releases_before_(client_->own_releases_sent()) {}

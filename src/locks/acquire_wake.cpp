@@ -131,10 +131,8 @@ std::string acquire_op::release_channel() const {
 // name different waiters (their lists can differ): retry once a quorum of
 // one release's copies named us, since retrying earlier only fails.
 bool acquire_op::named_by_release(std::string_view payload) {
-  if (!payload.starts_with('=')) return false;
-  auto space = payload.find(' ');
-  if (space == std::string_view::npos || payload.substr(1, space - 1) != waiter_id_) return false;
-  return news_.heard(payload.substr(space + 1));
+  auto token = token_naming(payload, waiter_id_);
+  return !token.empty() && news_.heard(token);
 }
 
 void acquire_op::cancel() {

@@ -113,8 +113,7 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   /// What the next acquisition of `key` takes over from note_release_wake.
   struct listing {
     wake_list_entry entry;
-    steady_time sent_at;        // the release round's send time (client clock)
-    bool on_quorum = false;     // listed on a quorum of masters
+    steady_time sent_at;  // the release round's send time (client clock)
   };
   /// The entry our own release listed us under, if any and not yet taken:
   /// the caller now owns it (waits under its id, takes it down when done).

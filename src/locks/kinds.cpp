@@ -8,6 +8,8 @@
 
 #include <redlock/error.hpp>
 
+#include <array>
+
 namespace redlock::detail {
 
 using boost::system::error_code;
@@ -71,6 +73,16 @@ std::vector<std::string> with_holder_key(std::vector<std::string> script_keys, c
   return script_keys;
 }
 
+namespace {
+// A waiter's score as the scripts take it: whole microseconds (on the
+// stack: every acquisition formats it, few send it).
+std::array<char, 32> score_text(double score) {
+  std::array<char, 32> text;
+  std::snprintf(text.data(), text.size(), "%.0f", score);
+  return text;
+}
+}  // namespace
+
 round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquire_request& req,
                         quorum_round::decided_fn done) {
   auto ttl = std::to_string(req.ttl.count());
@@ -78,8 +90,8 @@ round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquir
   auto mode = req.reenter ? "reenter" : "first";
   auto hold_id = std::to_string(req.hold_id);
   auto fence = keys::fence(req.key);
-  char score[32];  // fair, a mutex waiter: the same on every master
-  std::snprintf(score, sizeof score, "%.0f", req.queue_score);
+  auto score_chars = score_text(req.queue_score);  // fair, a mutex waiter: the same on every master
+  const char* score = score_chars.data();
   // Every acquire script takes the description as its last, optional ARGV
   // (and the holder key as its last KEYS): absent when there is none.
   const bool described = !req.description.empty();
@@ -179,11 +191,7 @@ round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind ki
     if (wake) client->note_own_release(token);
     std::vector<std::string> args{token, keys::released_channel(waiters_key), publish};
     if (!listed_as.empty() || relist) args.push_back(listed_as);
-    if (relist) {
-      char score[32];
-      std::snprintf(score, sizeof score, "%.0f", relist->score);
-      args.insert(args.end(), {relist->id, score, std::to_string(relist->lapse.count())});
-    }
+    if (relist) args.insert(args.end(), {relist->id, score_text(relist->score).data(), std::to_string(relist->lapse.count())});
     // 1 released, 2 released and a waiter named (mutex_release.lua).
     auto classify = [](const redisReply& r, node_outcome& out) {
       if (r.type != REDIS_REPLY_INTEGER || r.integer != 2) return classify_one_zero(r, out);

@@ -9,6 +9,7 @@
 #include "quorum/quorum_round.hpp"
 #include "quorum/replies.hpp"
 
+#include <chrono>
 #include <optional>
 
 namespace redlock::detail {
@@ -23,6 +24,12 @@ verdict classify_multi_grant(const redisReply& r, node_outcome& out);
 
 /// Holds of these kinds are one string key with a random token per attempt
 /// (a mutex, a semaphore's permit slot); the others are owner fields in a hash.
+/// One score for a waiter on every master, so that all agree on the order:
+/// microseconds since the epoch when it began (exact in a double until 2255).
+inline double waiter_score(std::chrono::system_clock::time_point began) {
+  return static_cast<double>(std::chrono::duration_cast<std::chrono::microseconds>(began.time_since_epoch()).count());
+}
+
 inline bool is_token_kind(lock_kind k) { return k == lock_kind::mutex || k == lock_kind::semaphore; }
 /// Read-write locks: a hash with one field per hold, the field being the
 /// attempt's token ('r:<hex>', 'w:<hex>'); re-entry is counted by the client.

@@ -8,6 +8,7 @@
 // on safety.
 #include "client_impl.hpp"
 #include "kinds.hpp"
+#include "waiting/release_news.hpp"
 
 namespace redlock::detail {
 
@@ -37,10 +38,8 @@ std::optional<client_impl::wake_list_entry> client_impl::relisting(const std::st
   // Not subscribed: a message naming the entry before our acquisition
   // starts would be lost; the line round subscribes first.
   if (stopped || !n || !n->reasks || !listener->subscribed(wake_channel(key))) return std::nullopt;
-  // The same score on every master, as for an acquisition's (acquire_op).
-  auto since_epoch = std::chrono::system_clock::now().time_since_epoch();
-  auto score = static_cast<double>(std::chrono::duration_cast<std::chrono::microseconds>(since_epoch).count());
-  return wake_list_entry{client_id + ":" + std::to_string(next_request_id++), score, 4 * options.node_timeout};
+  return wake_list_entry{client_id + ":" + std::to_string(next_request_id++),
+                         waiter_score(std::chrono::system_clock::now()), 4 * options.node_timeout};
 }
 
 void client_impl::note_release_wake(const std::string& key, const quorum_round& release,
@@ -54,12 +53,8 @@ void client_impl::note_release_wake(const std::string& key, const quorum_round& 
   // A master lists us exactly where it names a waiter (mutex_release.lua).
   std::size_t named = 0;
   for (auto& o : release.outcomes()) named += o.state == node_state::locked && o.value == 2;
-  if (listed && (named == 0 || stopped)) {
-    // Masters that answer after the decision may have listed us.
-    std::vector<std::uint32_t> every_master(masters->size());
-    for (std::uint32_t i = 0; i < every_master.size(); ++i) every_master[i] = i;
-    leave_wake_list(shared_from_this(), key, listed->id, every_master, true);
-  }
+  // Masters that answer after the decision may have listed us.
+  if (listed && (named == 0 || stopped)) leave_wake_list(shared_from_this(), key, listed->id, masters->all(), true);
   if (named == 0 || stopped) return;  // no one waits: the next acquisition just asks
   if (release_notes_.size() == remembered) {
     drop_listing(release_notes_.front());
@@ -71,21 +66,19 @@ void client_impl::note_release_wake(const std::string& key, const quorum_round& 
   note.woke = named >= quorum();
   note.reasks = reasks;
   if (!listed) return;
-  note.listed = {*listed, release.started_at(), note.woke};
+  note.listed = {*listed, release.started_at()};
   note.listed_real_at = std::chrono::steady_clock::now();
   // Until an acquisition claims the entry, a release that names it has woken
   // nobody: pass the wake-up on, on that master, to whoever is next.
   note.listed_watch = listener->watch(wake_channel(key), [weak = weak_from_this(), key, id = listed->id](
                                                              std::uint32_t node, std::string_view payload) {
     auto self = weak.lock();
-    // '=<waiter id> <released token>' (mutex_release.lua)
-    bool names_it = payload.size() > id.size() + 1 && payload[0] == '=' && payload.substr(1, id.size()) == id &&
-                    payload[id.size() + 1] == ' ';
-    if (!self || !names_it) return;
+    auto token = token_naming(payload, id);
+    if (!self || token.empty()) return;
     auto* n = self->find_note(key);
     if (!n || n->listed.entry.id != id) return;
     n->passed_on = true;
-    pass_wake_on(self, key, id, payload.substr(id.size() + 2), node);
+    pass_wake_on(self, key, id, token, node);
   });
   if (!listing_sweep_armed_) arm_listing_sweep(note.listed_real_at + options.node_timeout);
 }
@@ -112,9 +105,7 @@ void client_impl::drop_listing(release_note& note, bool must_reach) {
   if (note.listed.entry.id.empty()) return;
   listener->unwatch(wake_channel(note.key), note.listed_watch);
   note.listed_watch = 0;
-  std::vector<std::uint32_t> every_master(masters->size());
-  for (std::uint32_t i = 0; i < every_master.size(); ++i) every_master[i] = i;
-  leave_wake_list(shared_from_this(), note.key, note.listed.entry.id, every_master, must_reach);
+  leave_wake_list(shared_from_this(), note.key, note.listed.entry.id, masters->all(), must_reach);
   note.listed.entry.id.clear();
   note.reasks = false;
 }

@@ -13,6 +13,15 @@
 
 namespace redlock::detail {
 
+/// A mutex release names one waiter on its client's channel:
+/// '=<waiter id> <released token>' (mutex_release.lua). The token when
+/// `payload` names `waiter`, else empty.
+inline std::string_view token_naming(std::string_view payload, std::string_view waiter) {
+  bool names_it = payload.size() > waiter.size() + 1 && payload[0] == '=' &&
+                  payload.substr(1, waiter.size()) == waiter && payload[waiter.size() + 1] == ' ';
+  return names_it ? payload.substr(waiter.size() + 2) : std::string_view();
+}
+
 class release_news {
  public:
   explicit release_news(std::size_t quorum) : quorum_(quorum) {}
