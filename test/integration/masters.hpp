@@ -5,10 +5,14 @@
 
 #include <redis_process.hpp>
 
+#include "scripts/keys.hpp"
+
 #include <redlock/client.hpp>
 #include <redlock/error.hpp>
 #include <redlock/options.hpp>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -107,6 +111,25 @@ inline long command_calls(redis_process& s, std::initializer_list<const char*> c
     if (at != std::string::npos) total += std::stol(info.substr(at + needle.size()));
   }
   return total;
+}
+
+/// Every master has `n` waiters on the wake list of `name` (a mutex's or a
+/// semaphore's).
+inline bool wake_list_is(masters& m, const std::string& name, std::size_t n) {
+  for (std::size_t i = 0; i < m.size(); ++i)
+    if (m[i].command({"ZCARD", detail::keys::wake_list(name)}) != std::to_string(n)) return false;
+  return true;
+}
+
+/// How many clients listen for their waiters' names on every master.
+inline std::size_t listening_clients(masters& m, const std::string& name) {
+  std::size_t fewest = SIZE_MAX;
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    auto channels = m[i].command({"PUBSUB", "CHANNELS", detail::keys::wake_channel(name, "*")});
+    auto n = channels.empty() ? 0 : static_cast<std::size_t>(std::count(channels.begin(), channels.end(), ' ')) + 1;
+    fewest = std::min(fewest, n);
+  }
+  return fewest;
 }
 
 /// Lock commands (SET for the mutex, scripts for everything else).

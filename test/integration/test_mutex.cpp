@@ -26,6 +26,8 @@ using redlock::testing::masters;
 using redlock::testing::code_of;
 using redlock::testing::eventually;
 using redlock::testing::lock_calls;
+using redlock::testing::listening_clients;
+using redlock::testing::wake_list_is;
 using steady = std::chrono::steady_clock;
 
 BOOST_AUTO_TEST_CASE(acquire_extend_release_on_1_3_5_masters) {
@@ -422,26 +424,6 @@ BOOST_AUTO_TEST_CASE(mutex_adapter_works_with_the_standard_lock_types) {
   BOOST_TEST(!x.owns_lock());
 }
 
-namespace {
-// Each master's count of waiters on the mutex's wake list.
-bool wake_list_is(masters& m, const std::string& name, std::size_t n) {
-  for (std::size_t i = 0; i < m.size(); ++i)
-    if (m[i].command({"ZCARD", redlock::detail::keys::wake_list(name)}) != std::to_string(n)) return false;
-  return true;
-}
-
-// How many clients listen for their waiters' names on every master.
-std::size_t listening_clients(masters& m, const std::string& name) {
-  std::size_t fewest = SIZE_MAX;
-  for (std::size_t i = 0; i < m.size(); ++i) {
-    auto channels = m[i].command({"PUBSUB", "CHANNELS", redlock::detail::keys::wake_channel(name, "*")});
-    auto n = channels.empty() ? 0 : static_cast<std::size_t>(std::count(channels.begin(), channels.end(), ' ')) + 1;
-    fewest = std::min(fewest, n);
-  }
-  return fewest;
-}
-}  // namespace
-
 // A mutex release wakes the first waiter on the masters' wake list, not all
 // of them: with every waiter woken, they split the masters' votes (the
 // contended bench made 7 attempts per section with 8 workers). The waiters
@@ -513,18 +495,25 @@ BOOST_AUTO_TEST_CASE(a_release_wakes_one_mutex_waiter_in_the_order_they_began) {
 // an attempt of its own: two per round, or the holder won and the waiter
 // never got the lock. The holder's node timeout (the window in which it
 // joins the line, and the longest it then waits before trying itself) is
-// 4 s, so that a slow test thread cannot make it race or try early.
+// 4 s, so that a slow test thread cannot make it race or try early; the
+// waiter's too, since it asks again at once after its own release as well
+// (its release then lists it, and it waits under that entry at most half
+// its lapse, four node timeouts, before trying by itself).
 BOOST_AUTO_TEST_CASE(a_releaser_asking_again_at_once_lets_the_woken_waiter_go_first) {
   masters m(3);
   auto holder_stats = std::make_shared<redlock::counters>();
   auto opts = m.options(4000ms);
   opts.observer = holder_stats;
-  redlock::client holder(opts), waiter(m.options());
+  redlock::client holder(opts), waiter(m.options(4000ms));
   redlock::acquire_options o{.ttl = 30000ms, .wait = 60000ms, .retry_delay = 30000ms, .retry_jitter = 0ms};
   const auto list = redlock::detail::keys::wake_list("polite");
-  // Whether every master lists a waiter of the client with id `id` (or,
-  // with `other`, of any other client). Waiter ids are '<client id>:<n>'.
-  auto everywhere_listed = [&](const std::string& id, bool other = false) {
+  // Whether a quorum of masters lists a waiter of the client with id `id`
+  // (or, with `other`, of any other client). Waiter ids are '<client id>:<n>'.
+  // A quorum, not every master: a master slow to run one client's release
+  // may refuse the other's retry, which then wins on the other two; its
+  // own release is refused there in turn, and names and lists no one there.
+  auto listed_on_quorum = [&](const std::string& id, bool other = false) {
+    std::size_t listing = 0;
     for (std::size_t j = 0; j < m.size(); ++j) {
       auto entries = m[j].command({"ZRANGE", list, "0", "-1"});
       bool found = false;
@@ -533,9 +522,9 @@ BOOST_AUTO_TEST_CASE(a_releaser_asking_again_at_once_lets_the_woken_waiter_go_fi
         found = found || (entries.compare(at, id.size() + 1, id + ":") == 0) != other;
         at = end + 1;
       }
-      if (!found) return false;
+      listing += found;
     }
-    return true;
+    return listing >= 2;
   };
   // Whether the client with id `id` listens for its waiters' names on every master.
   auto listens = [&](const std::string& id) {
@@ -548,6 +537,7 @@ BOOST_AUTO_TEST_CASE(a_releaser_asking_again_at_once_lets_the_woken_waiter_go_fi
   auto held = holder.acquire("polite", o);
   std::string waiter_id, holder_id;  // the clients' ids, from the channels they listen on
   constexpr std::uint64_t rounds = 10;
+  std::uint64_t extra_attempts = 0;
   for (std::uint64_t round = 0; round < rounds; ++round) {
     BOOST_TEST_CONTEXT("round " << round) {
       auto attempts_before = holder_stats->acquire_attempts.load();
@@ -558,13 +548,13 @@ BOOST_AUTO_TEST_CASE(a_releaser_asking_again_at_once_lets_the_woken_waiter_go_fi
         waiter_id = channel.substr(channel.rfind(':') + 1);
       }
       // The waiter is listed, and listens for its name.
-      BOOST_REQUIRE(eventually([&] { return everywhere_listed(waiter_id) && listens(waiter_id); }));
+      BOOST_REQUIRE(eventually([&] { return listed_on_quorum(waiter_id) && listens(waiter_id); }));
       holder.release(held);
       auto again = holder.async().async_acquire("polite", o, boost::asio::use_future);
       BOOST_REQUIRE(got.wait_for(10s) == std::future_status::ready);
       auto w = got.get();
       // The holder only joined the line: it is listed, it holds nothing.
-      BOOST_REQUIRE(eventually([&] { return everywhere_listed(waiter_id, true); }));
+      BOOST_REQUIRE(eventually([&] { return listed_on_quorum(waiter_id, true); }));
       BOOST_TEST((again.wait_for(0s) == std::future_status::timeout));
       if (round == 0) {
         BOOST_REQUIRE(eventually([&] { return listening_clients(m, "polite") == 2u; }));
@@ -581,9 +571,17 @@ BOOST_AUTO_TEST_CASE(a_releaser_asking_again_at_once_lets_the_woken_waiter_go_fi
       waiter.release(w);  // names the holder
       BOOST_REQUIRE(again.wait_for(10s) == std::future_status::ready);
       held = again.get();
-      BOOST_TEST(holder_stats->acquire_attempts.load() - attempts_before == 1u);
+      auto attempts = holder_stats->acquire_attempts.load() - attempts_before;
+      BOOST_TEST(attempts >= 1u);
+      extra_attempts += attempts - 1;
     }
   }
+  // Usually none. A master slow to run a release (the machine is loaded)
+  // can leave that release naming the waiter on fewer than a quorum of
+  // the masters that answered first: the holder then tries once by itself
+  // and is refused, as designed. The old code made one extra attempt in
+  // every round (10).
+  BOOST_TEST(extra_attempts <= 3u, extra_attempts << " extra attempts by the holder in " << rounds << " rounds");
   holder.release(held);
   BOOST_TEST(eventually([&] { return m.holding("polite") == 0u; }));
   BOOST_TEST(eventually([&] { return m.holding(list) == 0u; }));
@@ -887,11 +885,14 @@ BOOST_AUTO_TEST_CASE(a_late_grant_from_the_noscript_fallback_after_the_release_i
   c.release(l);                        // queued to master 2 behind the acquire
   m[2].resume();
   // Master 2: NOSCRIPT for the acquire, the release (nothing to delete),
-  // then the acquire's EVAL grants: that grant must go again.
+  // then the acquire's EVAL grants: that grant must go again. The key is
+  // absent before that EVAL too: wait for the EVAL first.
+  BOOST_TEST(eventually([&] {
+               return m[2].command({"SCRIPT", "EXISTS", std::string(scripts::mutex_acquire.sha1)}) == "1";
+             }, 5s),
+             "the fallback ran on master 2");
   BOOST_TEST(eventually([&] { return m[2].command({"EXISTS", "late-eval"}) == "0"; }, 5s),
              "master 2 still holds " << m[2].command({"GET", "late-eval"}));
-  BOOST_TEST(m[2].command({"SCRIPT", "EXISTS", std::string(scripts::mutex_acquire.sha1)}) == "1",
-             "the fallback ran on master 2");
 }
 
 BOOST_AUTO_TEST_CASE(a_failed_acquisition_says_what_each_master_said) {
