@@ -8,7 +8,11 @@
 -- to pass a wake-up on: ARGV[4] is an entry a release listed (ARGV[5]
 -- below) and then named, but no acquisition of its client took it; it is
 -- taken down and, if the lock is free, the first live waiter is named in
--- its place, with ARGV[1] the token of the release that named it.
+-- its place, with ARGV[1] the token of the release that named it; or
+-- 'quiet': a real release that names no one, only answers 3 when a live
+-- waiter heads the list (a permit's releaser that takes a slot back at
+-- once: the waiter would only find it taken; the client sends the wake-up
+-- later, with 'pass', if it does not ask again).
 -- A real release wakes one waiter, not all: the first live one on the wake
 -- list, on its client's channel ({R}:released:<client id>), with
 -- '=<waiter id> <token>'. Waking every waiter made them split the masters'
@@ -24,7 +28,8 @@
 -- ARGV[6]): the releasing client, which asks again at once, joins the line
 -- in this call rather than in a round of its own. Nothing is listed when
 -- no one is named: its next attempt may simply take the lock.
--- Returns 1 when our key was deleted, 2 when it was and a waiter was named
+-- Returns 1 when our key was deleted ('quiet': 3 when a live waiter heads
+-- the list), 2 when it was and a waiter was named
 -- (so that the releasing client, asking again at once, lets that waiter
 -- have it: mutex_acquire.lua, ARGV[3] 'line', or the entry of ARGV[5]),
 -- 0 when it was gone or someone else's.
@@ -42,7 +47,7 @@ else
   -- Ours when it starts with our token, which is new at every acquisition.
   local about = KEYS[4] and redis.call('GET', KEYS[4])
   if about and string.sub(about, 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then redis.call('DEL', KEYS[4]) end
-  if ARGV[3] ~= '1' then
+  if ARGV[3] ~= '1' and ARGV[3] ~= 'quiet' then
     return 1
   end
 end
@@ -66,6 +71,7 @@ if head then
     head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
   end
 end
+if head and ARGV[3] == 'quiet' then return 3 end
 if head then
   local client = string.match(head, '^(.*):[^:]*$')
   redis.call('PUBLISH', ARGV[2] .. ':' .. client, '=' .. head .. ' ' .. ARGV[1])

@@ -50,6 +50,9 @@ void acquire_op::start() {
     waiter_id_ = std::move(listed->entry.id);
     queue_score_ = listed->entry.score;
   }
+  // Asking for a permit again at once: the wake-up our release held back is
+  // not needed, and the slot we just gave back is the one to try first.
+  if (is_semaphore()) retake_slot_ = client_->note_permit_asked(key_);
   // Listen from the first attempt when that is free (this client waited on
   // this lock moments ago): a release, or a hand-over, may come before the
   // first attempt has even failed. Otherwise only once it has.
@@ -116,7 +119,8 @@ void acquire_op::attempt() {
   req.writer_mark = writer_mark_;
   if (is_semaphore()) {
     req.permits = options_.permits;
-    req.first_slot = first_slot_ = client_->random_below(options_.permits);
+    req.first_slot = first_slot_ =
+        attempts_ == 1 && retake_slot_ ? *retake_slot_ : client_->random_below(options_.permits);
   }
   std::uint64_t poll_id = req.may_be_handed ? req.hold_id : 0;
   auto round = acquire_round(client_, req, [self = shared_from_this(), poll_id](quorum_round& f) {
@@ -161,8 +165,13 @@ void acquire_op::on_decided(quorum_round& f, std::uint64_t poll_id) {
     if (refused >= client_->quorum())
       listed_until_ = f.started_at() + wake_list_lapse(options_, client_->options.node_timeout) / 2;
   }
+  bool won = f.decision().acquired(options_.ttl, client_->options.drift_factor, options_.min_validity);
+  if (retake_slot_) {  // the first attempt of a permit asked for again at once
+    client_->permit_retake_decided(key_, won && !cancelled());
+    retake_slot_.reset();
+  }
   error_code why;
-  if (f.decision().acquired(options_.ttl, client_->options.drift_factor, options_.min_validity)) {
+  if (won) {
     if (cancelled()) return abandon_attempt({}, may_hold(f));
     if (is_semaphore()) won_choice_ = f.decision().winner();
     if (!options_.fenced) return acquired(f, std::nullopt);
@@ -261,7 +270,7 @@ void acquire_op::complete(error_code ec, lock l) {
   // A fair waiter that gives up must not stay in the queue, nor keep a
   // hold a release handed it that it did not count; it passes the lock on.
   if (ec && options_.kind == lock_kind::fair)
-    release_round(client_, options_.kind, key_, token_, latest_request_, true, true, described(), key_,
+    release_round(client_, options_.kind, key_, token_, latest_request_, true, release_wake::first_waiter, described(), key_,
                   [](quorum_round&) {})
         ->start();
   // A mutex waiter that gives up leaves the wake list, so releases stop

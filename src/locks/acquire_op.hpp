@@ -119,6 +119,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   acquire_handler handler_;
   std::uint64_t latest_request_ = 0;  // reentrant/fair: the id of our latest request
   unsigned first_slot_ = 0;           // semaphore: where this attempt's candidates start
+  std::optional<unsigned> retake_slot_;  // semaphore: the slot our release just gave back
   std::optional<std::int32_t> won_choice_;
   std::weak_ptr<lock_state> held_;  // what the winning attempt became (a late grant may outlive its release)  // semaphore: the candidate the winning attempt holds
   double queue_score_ = 0;

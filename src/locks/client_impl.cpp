@@ -95,6 +95,7 @@ void client_impl::shutdown() {
   if (stopped) return;
   stopped = true;
   if (listing_sweep_) listing_sweep_->cancel();
+  if (held_back_wakes_) held_back_wakes_->cancel();
   listener->shutdown();
   for (auto& n : masters->connections) n->shutdown();
 }
@@ -103,6 +104,7 @@ void client_impl::shutdown_after_releases(std::function<void()> then) {
   stopped = true;  // new operations fail with shutting_down
   if (listing_sweep_) listing_sweep_->cancel();
   drop_unclaimed_listings();  // before the connections drain
+  send_held_back_wakes();
   listener->shutdown();
   // `then` once every connection has closed (each posts its callback).
   auto left = std::make_shared<std::size_t>(masters->size());

@@ -123,6 +123,26 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   /// Takes down every unclaimed entry (the client is shutting down).
   void drop_unclaimed_listings();
 
+  /// A semaphore whose permit this client released and then asked for again
+  /// at once (within a tenth of a node timeout): its next permit release
+  /// there names no waiter, who would only find the slot taken back and
+  /// lose a round on every master; the wake-up is sent a tenth of a node
+  /// timeout later if this client has not asked again by then
+  /// (docs/algorithm.md, section 12). (permit_retakes.cpp)
+  bool retakes_permits(const std::string& semaphore_key) const;
+  /// A permit release (slot `permit` of `semaphore_key`, under `token`) by
+  /// this client was decided; `quiet`: it named no one (release_wake::report_first).
+  void note_permit_release(const std::string& semaphore_key, unsigned permit, const std::string& token,
+                           const quorum_round& release, bool quiet);
+  /// This client asks for a permit of `semaphore_key`. Returns the slot just
+  /// released, to try first, when the release was a moment ago; the wake-up
+  /// that release held back then waits for that first attempt's decision
+  /// (permit_retake_decided): dropped if it won, sent if not.
+  std::optional<unsigned> note_permit_asked(const std::string& semaphore_key);
+  void permit_retake_decided(const std::string& semaphore_key, bool won);
+  /// Sends every wake-up a quiet release held back (the client shuts down).
+  void send_held_back_wakes();
+
   /// Closes every connection now (the io_context will not run again).
   void shutdown();
   /// Stops new work and closes the connections once the releases in flight
@@ -154,6 +174,26 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   void sweep_unclaimed_listings();
   void arm_listing_sweep(std::chrono::steady_clock::time_point at);
   std::deque<release_note> release_notes_;
+  // Permit releases of ours, the latest one per semaphore, a few semaphores.
+  struct permit_note {
+    std::string key;  // the semaphore's
+    std::chrono::steady_clock::time_point at;  // decided
+    bool retakes = false;  // asked again at once after a release
+    bool asked = false;    // asked at once, that first attempt undecided
+    unsigned permit = 0;
+    std::string token;
+    // A quiet release's wake-up, held back: the masters where a waiter heads
+    // the list, and when to send it.
+    std::vector<std::uint32_t> held_back;
+    std::chrono::steady_clock::time_point wake_at;
+  };
+  permit_note* find_permit_note(const std::string& key);
+  std::chrono::steady_clock::duration retake_window() const { return options.node_timeout / 10; }
+  void send_held_back_wake(permit_note& note, bool must_reach = false);
+  void send_due_wakes();
+  void arm_held_back_wakes(std::chrono::steady_clock::time_point at);
+  std::deque<permit_note> permit_notes_;
+  std::optional<boost::asio::steady_timer> held_back_wakes_;
   std::optional<boost::asio::steady_timer> listing_sweep_;
   bool listing_sweep_armed_ = false;
 };

@@ -182,20 +182,22 @@ round_ptr as_release(round_ptr round) {
 }  // namespace
 
 round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
-                        const std::string& token, std::uint64_t hold_id, bool last, bool wake, bool described,
-                        const std::string& waiters_key, quorum_round::decided_fn done,
+                        const std::string& token, std::uint64_t hold_id, bool last, release_wake wake,
+                        bool described, const std::string& waiters_key, quorum_round::decided_fn done,
                         const std::string& listed_as, const client_impl::wake_list_entry* relist) {
-  auto publish = wake ? "1" : "0";
-  if (is_rw_kind(kind)) return rw_release_round(client, key, token, "", wake, std::move(done));
+  bool wakes = wake != release_wake::none;
+  auto publish = wake == release_wake::first_waiter ? "1" : wake == release_wake::report_first ? "quiet" : "0";
+  if (is_rw_kind(kind)) return rw_release_round(client, key, token, "", wakes, std::move(done));
   if (is_token_kind(kind)) {
-    if (wake) client->note_own_release(token);
+    if (wakes) client->note_own_release(token);  // a quiet one may be published later ('pass')
     std::vector<std::string> args{token, keys::released_channel(waiters_key), publish};
     if (!listed_as.empty() || relist) args.push_back(listed_as);
     if (relist) args.insert(args.end(), {relist->id, score_text(relist->score).data(), std::to_string(relist->lapse.count())});
-    // 1 released, 2 released and a waiter named (mutex_release.lua).
+    // 1 released, 2 released and a waiter named, 3 released and a waiter
+    // left to name (mutex_release.lua).
     auto classify = [](const redisReply& r, node_outcome& out) {
-      if (r.type != REDIS_REPLY_INTEGER || r.integer != 2) return classify_one_zero(r, out);
-      out.value = 2;
+      if (r.type != REDIS_REPLY_INTEGER || (r.integer != 2 && r.integer != 3)) return classify_one_zero(r, out);
+      out.value = r.integer;
       return verdict::yes;
     };
     return as_release(round_ptr(new quorum_round(
@@ -205,7 +207,7 @@ round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind ki
   }
   // The owner field is the same at every acquisition: the message carries a
   // fresh id instead, so waiters can tell this release from the next.
-  auto release_id = wake && last ? client->new_token() : std::string();
+  auto release_id = wakes && last ? client->new_token() : std::string();
   if (!release_id.empty()) client->note_own_release(release_id);
   return as_release(round_ptr(new quorum_round(client->masters, scripts::reentrant_release,
                               with_holder_key({key, keys::queue(key), keys::queue_deadlines(key),
@@ -281,14 +283,16 @@ void leave_wake_list(const std::shared_ptr<client_impl>& client, const std::stri
   }
 }
 
-void pass_wake_on(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& entry,
-                  std::string_view token, std::uint32_t node) {
+void pass_wake_on(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& waiters_key,
+                  const std::string& entry, std::string_view token, const std::vector<std::uint32_t>& nodes,
+                  bool must_reach) {
   auto classify = [](const redisReply&, node_outcome&) { return verdict::yes; };  // nothing waits on it
-  round_ptr(new quorum_round(client->masters, scripts::mutex_release,
-                             {key, keys::wake_list(key), keys::wake_deadlines(key)},
-                             {std::string(token), keys::released_channel(key), "pass", entry}, classify,
-                             [](quorum_round&) {}))
-      ->start_on({node});
+  round_ptr round(new quorum_round(client->masters, scripts::mutex_release,
+                                   {key, keys::wake_list(waiters_key), keys::wake_deadlines(waiters_key)},
+                                   {std::string(token), keys::released_channel(waiters_key), "pass", entry},
+                                   classify, [](quorum_round&) {}));
+  if (must_reach) round->must_reach_every_master();
+  round->start_on(nodes);
 }
 
 void release_abandoned(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
@@ -296,7 +300,7 @@ void release_abandoned(const std::shared_ptr<client_impl>& client, lock_kind kin
                        const std::vector<std::uint32_t>& nodes) {
   // No wake-up: only a holder's release means the lock became free.
   if (!nodes.empty())
-    release_round(client, kind, key, token, hold_id, true, false, described, key, [](quorum_round&) {})
+    release_round(client, kind, key, token, hold_id, true, release_wake::none, described, key, [](quorum_round&) {})
         ->start_on(nodes);
 }
 

@@ -77,8 +77,16 @@ round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquir
 std::vector<std::string> with_holder_key(std::vector<std::string> script_keys, const std::string& key,
                                          bool described);
 
+/// Whom a release wakes (mutex_release.lua, ARGV[3]).
+enum class release_wake {
+  none,          ///< an abandoned attempt's clean-up: the lock was never free by it
+  first_waiter,  ///< a holder's release: publishes on the release channel
+  report_first,  ///< a permit's release by a client that takes a slot back at
+                 ///< once: names no one, answers 3 where a waiter heads the list
+};
+
 /// Releases one hold (`last`: the final level of a reentrant/fair hold, or a
-/// mutex or permit) on every master; `wake` publishes on the release channel.
+/// mutex or permit) on every master; `wake`: see release_wake.
 /// `hold_id` (reentrant, fair): the latest request id of the acquisition
 /// being ended; holds taken by later requests of ours are left alone.
 /// `waiters_key` (token kinds): whose wake list the release wakes from (the
@@ -87,7 +95,7 @@ std::vector<std::string> with_holder_key(std::vector<std::string> script_keys, c
 /// `relist` (mutex, may be null): listed behind the waiter the release
 /// names, where it names one (client_impl::relisting).
 round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
-                        const std::string& token, std::uint64_t hold_id, bool last, bool wake, bool described,
+                        const std::string& token, std::uint64_t hold_id, bool last, release_wake wake, bool described,
                         const std::string& waiters_key, quorum_round::decided_fn done,
                         const std::string& listed_as = {}, const client_impl::wake_list_entry* relist = nullptr);
 /// Releases one hold of a read-write lock; `writer_mark` ('' for none): a
@@ -143,12 +151,16 @@ std::vector<std::uint32_t> may_hold(const quorum_round& attempt);
 void leave_wake_list(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& waiter,
                      const std::vector<std::uint32_t>& nodes, bool must_reach = false);
 
-/// On master `node`, takes down `entry`, a wake-list entry a release listed
-/// for this client and that a release (`token`) then named, though no
-/// acquisition of ours waits under it; if the lock is free there, names the
-/// first live waiter in its place (mutex_release.lua, 'pass').
-void pass_wake_on(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& entry,
-                  std::string_view token, std::uint32_t node);
+/// On the masters `nodes`, takes down `entry` ('' for none), a wake-list
+/// entry a release listed for this client and that a release (`token`) then
+/// named, though no acquisition of ours waits under it; if `key` is free
+/// there, names the first live waiter on `waiters_key`'s wake list in its
+/// place (mutex_release.lua, 'pass'). Also the wake-up a quiet permit
+/// release left for later (release_wake::report_first). `must_reach`: sent
+/// even while the client shuts down.
+void pass_wake_on(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& waiters_key,
+                  const std::string& entry, std::string_view token, const std::vector<std::uint32_t>& nodes,
+                  bool must_reach = false);
 
 /// Fire-and-forget release of an abandoned attempt on the given masters
 /// (`described`: the attempt wrote a holder description).

@@ -39,13 +39,18 @@ void start_release(std::shared_ptr<client_impl> client, std::shared_ptr<lock_sta
   // it, when it was seen asking again at once: its next acquisition then
   // waits in line without a round of its own (section 10). Not a permit's:
   // a semaphore releaser that waited in line instead of taking its slot
-  // back cost a fifth of the sections/s (redlock-bench semaphore).
+  // back cost a fifth of the sections/s (redlock-bench semaphore). Such a
+  // releaser's permit release names no one instead, and holds the wake-up
+  // back until it is seen not to ask again (section 12).
   bool wakes_by_name = state->kind == lock_kind::mutex && state->keys.empty();
   auto relist = wakes_by_name ? client->relisting(state->waiters_key()) : std::nullopt;
+  bool permit = state->kind == lock_kind::semaphore;
+  bool quiet = permit && client->retakes_permits(state->waiters_key());
   // Before the caller hears of it: a mutex release that woke a waiter
   // makes this client's next acquisition of the lock join the line.
-  auto on_decided = [client, h, state, wakes_by_name, relist](quorum_round& f) {
+  auto on_decided = [client, h, state, wakes_by_name, relist, permit, quiet](quorum_round& f) {
     if (wakes_by_name) client->note_release_wake(state->waiters_key(), f, relist ? &*relist : nullptr);
+    if (permit) client->note_permit_release(state->waiters_key(), state->permit, state->token, f, quiet);
     complete_handler(client, std::move(*h), lease_round_error(f));
   };
   auto round = !state->keys.empty()
@@ -53,7 +58,8 @@ void start_release(std::shared_ptr<client_impl> client, std::shared_ptr<lock_sta
                : is_rw_kind(state->kind)
                    ? rw_release_round(client, state->key, state->token, state->writer_mark, true,
                                       std::move(on_decided))
-                   : release_round(client, state->kind, state->key, state->token, state->hold_id, last, true,
+                   : release_round(client, state->kind, state->key, state->token, state->hold_id, last,
+                                   quiet ? release_wake::report_first : release_wake::first_waiter,
                                    state->described, state->waiters_key(), std::move(on_decided), state->listed_as,
                                    relist ? &*relist : nullptr);
   round->settle_failure();  // "not held" needs every refusal counted

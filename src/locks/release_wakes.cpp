@@ -78,7 +78,7 @@ void client_impl::note_release_wake(const std::string& key, const quorum_round& 
     auto* n = self->find_note(key);
     if (!n || n->listed.entry.id != id) return;
     n->passed_on = true;
-    pass_wake_on(self, key, id, token, node);
+    pass_wake_on(self, key, key, id, token, {node});
   });
   if (!listing_sweep_armed_) arm_listing_sweep(note.listed_real_at + options.node_timeout);
 }

@@ -13,6 +13,9 @@
 
 #include <redlock/redlock.hpp>
 
+#include <boost/asio/use_future.hpp>
+
+#include <future>
 #include <set>
 
 using namespace std::chrono_literals;
@@ -20,7 +23,9 @@ using redlock::errc;
 using redlock::lock_kind;
 using redlock::testing::code_of;
 using redlock::testing::eventually;
+using redlock::testing::listening_clients;
 using redlock::testing::masters;
+using redlock::testing::wake_list_is;
 namespace bdata = boost::unit_test::data;
 namespace keys = redlock::detail::keys;
 
@@ -123,6 +128,9 @@ BOOST_AUTO_TEST_CASE(a_master_that_answers_after_the_win_gives_back_a_stray_slot
                                     << m[2].command({"GET", keys::permit("late", 1)}) << ", our token " << l.token());
     c.release(l);
     BOOST_REQUIRE(eventually([&] { return m[2].command({"EXISTS", keys::permit("late", 1)}) == "0"; }));
+    // Not "at once" (a tenth of the node timeout): asked at once, a client
+    // tries the slot it just gave back first.
+    std::this_thread::sleep_for(20ms);
   }
   BOOST_TEST(seen.size() == 2u, "both slots won at least once");
   BOOST_TEST(m[2].command({"GET", keys::permit("late", 0)}) == "someone", "the stranger's slot untouched");
@@ -224,6 +232,69 @@ BOOST_AUTO_TEST_CASE(a_waiter_is_woken_by_a_release) {
   auto waited = redlock::testing::wait_ended_by_release(c, "wake", c.acquire("wake", semaphore(1)), semaphore(1));
   // Woken by the release: well before its 2 s retry delay.
   BOOST_TEST(waited.count() < 1500);
+}
+
+// A worker that releases a permit and asks again at once takes its slot
+// back before a waiter its release named could: that waiter's round would
+// fail on every master. Once seen doing so, its releases name no one, and
+// the wake-up goes out only when it does not ask again (section 12).
+BOOST_AUTO_TEST_CASE(a_permit_taken_back_at_once_wakes_no_one_until_its_client_stops_asking) {
+  masters m(3);
+  // a's node timeout sets "at once": a tenth of it, 100 ms here.
+  redlock::client a(m.options(1000ms)), b(m.options());
+  const std::string name = "retake";
+  auto o = semaphore(1, 30000ms);
+  auto waiting = o;
+  waiting.wait = 60000ms;
+  waiting.retry_delay = 30000ms;  // only a wake-up gets b in within the test
+  waiting.retry_jitter = 0ms;
+  auto publishes = [&] {
+    long n = 0;
+    for (std::size_t j = 0; j < m.size(); ++j) n += redlock::testing::command_calls(m[j], {"publish"});
+    return n;
+  };
+  auto held = a.acquire(name, o);
+  a.release(held);
+  held = *a.try_acquire(name, o);  // seen asking again at once
+  auto b_got = b.async().async_acquire(name, waiting, boost::asio::use_future);
+  BOOST_REQUIRE(eventually([&] { return wake_list_is(m, name, 1) && listening_clients(m, name) == 1u; }));
+  auto before = publishes();
+  const int cycles = 10;
+  int taken_back = 0;
+  for (; taken_back < cycles; ++taken_back) {
+    a.release(held);
+    auto again = a.try_acquire(name, o);
+    if (!again) break;
+    held = *again;
+  }
+  BOOST_TEST(taken_back == cycles, "b got in after " << taken_back << " cycles");
+  // Before this change every release named b on every master (3 per cycle).
+  auto named = publishes() - before;
+  BOOST_TEST(named <= 3, named << " namings in " << cycles << " releases taken back at once");
+  BOOST_TEST((b_got.wait_for(0s) == std::future_status::timeout));
+  // a stops asking: its last release's wake-up goes out a moment later.
+  a.release(held);
+  BOOST_REQUIRE(b_got.wait_for(10s) == std::future_status::ready);
+  BOOST_TEST(publishes() - before > named, "the held-back wake-up named b");
+  auto b_held = b_got.get();
+  BOOST_TEST(b_held.permit().value() == 0u);
+
+  // A client that shuts down sends the wake-up it held back.
+  auto a2 = std::make_unique<redlock::client>(m.options(1000ms));
+  auto c = std::make_unique<redlock::client>(m.options());
+  b.release(b_held);
+  held = a2->acquire(name, o);
+  a2->release(held);
+  held = *a2->try_acquire(name, o);
+  // b's channel lingers a moment after its wait: c's own must be up.
+  BOOST_REQUIRE(eventually([&] { return listening_clients(m, name) == 0u; }));
+  auto c_got = c->async().async_acquire(name, waiting, boost::asio::use_future);
+  BOOST_REQUIRE(eventually([&] { return wake_list_is(m, name, 1) && listening_clients(m, name) == 1u; }));
+  a2->release(held);  // quiet: a2 takes permits back at once
+  a2.reset();
+  BOOST_REQUIRE(c_got.wait_for(10s) == std::future_status::ready);
+  c->release(c_got.get());
+  BOOST_TEST(eventually([&] { return slots_held(m, 0, name, 1) + slots_held(m, 1, name, 1) + slots_held(m, 2, name, 1) == 0u; }));
 }
 
 BOOST_AUTO_TEST_CASE(a_paused_then_killed_master_does_not_stop_a_quorum) {
