@@ -50,8 +50,9 @@ void acquire_op::start() {
     waiter_id_ = std::move(listed->entry.id);
     queue_score_ = listed->entry.score;
   }
-  // Asking for a permit again at once: the wake-up our release held back is
-  // not needed, and the slot we just gave back is the one to try first.
+  // Asking for a permit again at once: the slot we just gave back is the
+  // one to try first, and the wake-up our release held back waits for that
+  // attempt (dropped if it wins, sent if not).
   if (is_semaphore()) retake_slot_ = client_->note_permit_asked(key_);
   // Listen from the first attempt when that is free (this client waited on
   // this lock moments ago): a release, or a hand-over, may come before the
@@ -270,8 +271,8 @@ void acquire_op::complete(error_code ec, lock l) {
   // A fair waiter that gives up must not stay in the queue, nor keep a
   // hold a release handed it that it did not count; it passes the lock on.
   if (ec && options_.kind == lock_kind::fair)
-    release_round(client_, options_.kind, key_, token_, latest_request_, true, release_wake::first_waiter, described(), key_,
-                  [](quorum_round&) {})
+    release_round(client_, options_.kind, key_, token_, latest_request_, true, release_wake::first_waiter,
+                  described(), key_, [](quorum_round&) {})
         ->start();
   // A mutex waiter that gives up leaves the wake list, so releases stop
   // waking it (a crashed one lapses instead); a writer takes its mark down.
