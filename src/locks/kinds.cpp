@@ -192,7 +192,8 @@ round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind ki
     if (wakes) client->note_own_release(token);  // a quiet one may be published later ('pass')
     std::vector<std::string> args{token, keys::released_channel(waiters_key), publish};
     if (!listed_as.empty() || relist) args.push_back(listed_as);
-    if (relist) args.insert(args.end(), {relist->id, score_text(relist->score).data(), std::to_string(relist->lapse.count())});
+    if (relist)
+      args.insert(args.end(), {relist->id, score_text(relist->score).data(), std::to_string(relist->lapse.count())});
     // 1 released, 2 released and a waiter named, 3 released and a waiter
     // left to name (mutex_release.lua).
     auto classify = [](const redisReply& r, node_outcome& out) {

@@ -12,6 +12,8 @@
 #include "client_impl.hpp"
 #include "kinds.hpp"
 
+#include <algorithm>
+
 namespace redlock::detail {
 
 namespace {
@@ -20,16 +22,13 @@ constexpr std::size_t remembered_semaphores = 16;
 }  // namespace
 
 client_impl::permit_note* client_impl::find_permit_note(const std::string& key) {
-  for (auto& n : permit_notes_)
-    if (n.key == key) return &n;
-  return nullptr;
+  auto it = std::ranges::find(permit_notes_, key, &permit_note::key);
+  return it == permit_notes_.end() ? nullptr : &*it;
 }
 
 bool client_impl::retakes_permits(const std::string& semaphore_key) const {
-  if (stopped) return false;
-  for (auto& n : permit_notes_)
-    if (n.key == semaphore_key) return n.retakes;
-  return false;
+  auto it = std::ranges::find(permit_notes_, semaphore_key, &permit_note::key);
+  return !stopped && it != permit_notes_.end() && it->retakes;
 }
 
 void client_impl::note_permit_release(const std::string& semaphore_key, unsigned permit, const std::string& token,
