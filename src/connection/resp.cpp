@@ -4,40 +4,46 @@
 
 #include <redlock/error.hpp>
 
+#include <charconv>
 #include <utility>
 #include <vector>
 
 namespace redlock::detail {
 
-void append_command(std::string& out, const std::string_view* argv, std::size_t argc) {
-  constexpr std::size_t inline_args = 16;
-  const char* ptrs_small[inline_args];
-  std::size_t lens_small[inline_args];
-  std::vector<const char*> ptrs_big;
-  std::vector<std::size_t> lens_big;
-  const char** ptrs = ptrs_small;
-  std::size_t* lens = lens_small;
-  if (argc > inline_args) {
-    ptrs_big.resize(argc);
-    lens_big.resize(argc);
-    ptrs = ptrs_big.data();
-    lens = lens_big.data();
-  }
-  for (std::size_t i = 0; i < argc; ++i) {
-    ptrs[i] = argv[i].data();
-    lens[i] = argv[i].size();
-  }
-  // The sds variant formats lengths with hiredis's own sdscatfmt; the plain
-  // one goes through vfprintf, several times slower on this hot path.
-  sds encoded = nullptr;
-  int n = redisFormatSdsCommandArgv(&encoded, static_cast<int>(argc), ptrs, lens);
-  if (n < 0) throw std::bad_alloc();
-  out.append(encoded, static_cast<std::size_t>(n));
-  redisFreeSdsCommand(encoded);
+namespace {
+std::size_t decimal_digits(std::size_t n) noexcept {
+  std::size_t digits = 1;
+  while (n >= 10) n /= 10, ++digits;
+  return digits;
 }
 
-void append_command(std::string& out, std::initializer_list<std::string_view> argv) {
-  append_command(out, argv.begin(), argv.size());
+void append_length_line(std::string& out, char type, std::size_t n) {
+  std::array<char, 24> line;
+  line[0] = type;
+  auto end = std::to_chars(line.data() + 1, line.data() + line.size() - 2, n).ptr;
+  *end++ = '\r';
+  *end++ = '\n';
+  out.append(line.data(), end);
+}
+}  // namespace
+
+std::size_t array_header_size(std::size_t count) noexcept { return 1 + decimal_digits(count) + 2; }
+std::size_t bulk_size(std::size_t length) noexcept { return 1 + decimal_digits(length) + 2 + length + 2; }
+
+void append_array_header(std::string& out, std::size_t count) { append_length_line(out, '*', count); }
+
+void append_bulk(std::string& out, const word& w) {
+  append_length_line(out, '$', w.size());
+  w.append_to(out);
+  out.append("\r\n");
+}
+
+void append_command(std::string& out, word_list argv) {
+  std::size_t bytes = array_header_size(argv.size());
+  for (std::size_t i = 0; i < argv.size(); ++i) bytes += bulk_size(argv[i].size());
+  out.reserve(out.size() + bytes);
+  append_array_header(out, argv.size());
+  for (std::size_t i = 0; i < argv.size(); ++i) append_bulk(out, argv[i]);
 }
 
 void reply_deleter::operator()(redisReply* r) const noexcept { reply_pool::give_back(r); }

@@ -7,18 +7,88 @@
 
 #include <boost/system/error_code.hpp>
 
+#include <array>
 #include <cstddef>
+#include <cstdint>
+#include <initializer_list>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace redlock::detail {
 
 class reply_pool;
 
-/// Appends the RESP encoding of one command to `out`.
-void append_command(std::string& out, std::initializer_list<std::string_view> argv);
-void append_command(std::string& out, const std::string_view* argv, std::size_t argc);
+/// One word (bulk string) of a command, viewed, never copied: a string, or
+/// up to four pieces written one after another, so that a command can name
+/// a companion key `{key}suffix` (scripts/keys.hpp) without building it.
+/// A word made from a temporary string is only good within the expression
+/// that encodes it (a braced list passed to a round): never keep one made
+/// from a function's returned std::string in a variable.
+class word {
+ public:
+  word() noexcept = default;
+  word(std::string_view s) noexcept : pieces_{s}, count_(1) {}
+  word(const std::string& s) noexcept : word(std::string_view(s)) {}
+  word(const char* s) noexcept : word(std::string_view(s)) {}
+  word(std::string_view a, std::string_view b, std::string_view c, std::string_view d) noexcept
+      : pieces_{a, b, c, d}, count_(4) {}
+
+  std::size_t size() const noexcept {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < count_; ++i) n += pieces_[i].size();
+    return n;
+  }
+  void append_to(std::string& out) const {
+    for (std::size_t i = 0; i < count_; ++i) out.append(pieces_[i]);
+  }
+  std::string str() const {
+    std::string out;
+    append_to(out);
+    return out;
+  }
+
+ private:
+  std::array<std::string_view, 4> pieces_{};
+  std::uint8_t count_ = 0;
+};
+
+/// The words of a command (or its keys, or its arguments), viewed for the
+/// one call that encodes them: a braced list of words, words in an array,
+/// or strings in a vector. Never stored: what it views may be temporaries.
+class word_list {
+ public:
+  word_list(std::initializer_list<word> words) noexcept : words_(words), size_(words.size()) {}
+  word_list(std::span<const word> words) noexcept : words_(words), size_(words.size()) {}
+  word_list(const std::vector<std::string>& strings) noexcept : strings_(strings.data()), size_(strings.size()) {}
+  word_list(const std::vector<std::string_view>& views) noexcept : views_(views.data()), size_(views.size()) {}
+
+  std::size_t size() const noexcept { return size_; }
+  word operator[](std::size_t i) const noexcept {
+    return strings_ ? word(strings_[i]) : views_ ? word(views_[i]) : words_[i];
+  }
+
+ private:
+  std::span<const word> words_;
+  const std::string* strings_ = nullptr;
+  const std::string_view* views_ = nullptr;
+  std::size_t size_;
+};
+
+/// RESP encoding of a command, an array of bulk strings, written by us
+/// rather than hiredis's formatter: that one allocates a buffer of its own
+/// per command, and requests are the protocol's simple half (replies are
+/// parsed by hiredis's redisReader below). The unit tests check every
+/// encoding against hiredis's.
+std::size_t array_header_size(std::size_t count) noexcept;
+std::size_t bulk_size(std::size_t length) noexcept;
+void append_array_header(std::string& out, std::size_t count);
+void append_bulk(std::string& out, const word& w);
+
+/// Appends the RESP encoding of one command to `out` (growing it once).
+void append_command(std::string& out, word_list argv);
 
 /// Replies from reply_reader come from its pool (reply_pool.hpp).
 struct reply_deleter {

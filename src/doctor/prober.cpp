@@ -56,9 +56,8 @@ prober::~prober() {
 }
 
 reply prober::call(std::size_t node, const std::vector<std::string>& argv) {
-  std::vector<std::string_view> args(argv.begin(), argv.end());
   std::string encoded;
-  append_command(encoded, args.data(), args.size());
+  append_command(encoded, argv);
   boost::intrusive_ptr<one_reply> sink(new one_reply);
   auto started = steady::now();
   asio::dispatch(impl_->strand, [this, node, &encoded, sink, started] {

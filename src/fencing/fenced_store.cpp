@@ -3,7 +3,7 @@
 
 #include "connection/connection.hpp"
 #include "scripts/keys.hpp"
-#include "scripts/script.hpp"
+#include "scripts/script_call.hpp"
 
 #include <boost/asio/append.hpp>
 #include <boost/asio/dispatch.hpp>
@@ -45,17 +45,16 @@ error_code classify_write_error(std::string_view message) {
 // Sends EVALSHA, falls back once to EVAL on NOSCRIPT, completes the handler.
 class write_call final : public reply_sink {
  public:
-  write_call(std::shared_ptr<store_impl> store, std::vector<std::string> argv_tail,
+  write_call(std::shared_ptr<store_impl> store, script_call call,
              asio::any_completion_handler<fenced_store::done_signature> handler)
-      : store_(std::move(store)), tail_(std::move(argv_tail)), handler_(std::move(handler)) {}
+      : store_(std::move(store)), call_(std::move(call)), handler_(std::move(handler)) {}
 
   void send(bool with_body) {
-    std::vector<std::string_view> argv{with_body ? "EVAL" : "EVALSHA",
-                                       with_body ? scripts::fenced_write.body : scripts::fenced_write.sha1, "2"};
-    argv.insert(argv.end(), tail_.begin(), tail_.end());
-    std::string cmd;
-    append_command(cmd, argv.data(), argv.size());
-    store_->conn->send(cmd, std::chrono::steady_clock::now() + store_->config.node_timeout, sink_ptr(this), 0);
+    auto deadline = std::chrono::steady_clock::now() + store_->config.node_timeout;
+    if (with_body)
+      store_->conn->send(call_.eval(), deadline, sink_ptr(this), 0);
+    else
+      store_->conn->send(call_.evalsha(), deadline, sink_ptr(this), 0);
   }
 
   void on_reply(std::uint32_t, const error_code& ec, const redisReply* reply) override {
@@ -70,7 +69,7 @@ class write_call final : public reply_sink {
 
  private:
   std::shared_ptr<store_impl> store_;
-  std::vector<std::string> tail_;
+  script_call call_;
   asio::any_completion_handler<fenced_store::done_signature> handler_;
   bool fell_back_ = false;
 };
@@ -102,9 +101,9 @@ fenced_store::~fenced_store() {
 
 void fenced_store::start_write(std::string resource, std::uint64_t token, std::string key, std::string value,
                                asio::any_completion_handler<done_signature> handler) {
-  std::vector<std::string> tail{seen_key(resource), std::move(key), std::to_string(token), std::move(value)};
-  asio::dispatch(impl_->strand, [impl = impl_, tail = std::move(tail), h = std::move(handler)]() mutable {
-    boost::intrusive_ptr<detail::write_call> call(new detail::write_call(impl, std::move(tail), std::move(h)));
+  detail::script_call encoded(detail::scripts::fenced_write, {seen_key(resource), key}, {std::to_string(token), value});
+  asio::dispatch(impl_->strand, [impl = impl_, encoded = std::move(encoded), h = std::move(handler)]() mutable {
+    boost::intrusive_ptr<detail::write_call> call(new detail::write_call(impl, std::move(encoded), std::move(h)));
     call->send(false);
   });
 }

@@ -113,7 +113,7 @@ void acquire_op::attempt() {
   plain_retry_ = !joins_line_ && woken_ && !waiter_id_.empty() && options_.kind == lock_kind::mutex &&
                  !options_.fenced && !described() && client_->now() < listed_until_;
   woken_ = false;
-  req.waiter = plain_retry_ ? std::string() : waiter_id_;
+  req.waiter = plain_retry_ ? std::string_view() : std::string_view(waiter_id_);
   req.description = options_.description;
   req.waiter_lapse = wake_list_lapse(options_, client_->options.node_timeout);
   req.keys = keys_;

@@ -8,6 +8,8 @@
 
 #include <redlock/error.hpp>
 
+#include <boost/container/small_vector.hpp>
+
 #include <array>
 
 namespace redlock::detail {
@@ -74,6 +76,17 @@ std::vector<std::string> with_holder_key(std::vector<std::string> script_keys, c
 }
 
 namespace {
+// The words of one call, on the stack for every size the hot paths use.
+using call_words = boost::container::small_vector<word, 12>;
+
+// `list`, and `last` after it when there is one (a holder key, a description).
+call_words with_last(word_list list, const word* last) {
+  call_words out;
+  for (std::size_t i = 0; i < list.size(); ++i) out.push_back(list[i]);
+  if (last) out.push_back(*last);
+  return out;
+}
+
 // A waiter's score as the scripts take it: whole microseconds (on the
 // stack: every acquisition formats it, few send it).
 std::array<char, 32> score_text(double score) {
@@ -89,29 +102,30 @@ round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquir
   auto fenced = req.join_line_only ? "line" : req.fenced ? "1" : "0";
   auto mode = req.reenter ? "reenter" : "first";
   auto hold_id = std::to_string(req.hold_id);
-  auto fence = keys::fence(req.key);
+  auto fence = keys::word_of::fence(req.key);
   auto score_chars = score_text(req.queue_score);  // fair, a mutex waiter: the same on every master
   const char* score = score_chars.data();
   // Every acquire script takes the description as its last, optional ARGV
   // (and the holder key as its last KEYS): absent when there is none.
   const bool described = !req.description.empty();
-  auto script_round = [&](const script& s, std::vector<std::string> script_keys, std::vector<std::string> args,
-                          classify_fn classify) {
-    if (described) args.push_back(req.description);
-    return round_ptr(new quorum_round(client->masters, s, with_holder_key(std::move(script_keys), req.key, described),
-                                      std::move(args), classify, std::move(done)));
+  const word holder = keys::word_of::holder(req.key), description = req.description;
+  auto script_round = [&](const script& s, word_list script_keys, word_list args, classify_fn classify) {
+    auto all_keys = with_last(script_keys, described ? &holder : nullptr);
+    auto all_args = with_last(args, described ? &description : nullptr);
+    return round_ptr(new quorum_round(client->masters, s, std::span<const word>(all_keys),
+                                      std::span<const word>(all_args), classify, std::move(done)));
   };
   if (!req.keys.empty()) {
     // Names held together: one call per master takes all of them or none.
-    std::vector<std::string> script_keys(req.keys);
+    std::vector<std::string> script_keys(req.keys.begin(), req.keys.end());
     if (req.fenced)
       for (auto& k : req.keys) script_keys.push_back(keys::fence(k));
     if (described)
       for (auto& k : req.keys) script_keys.push_back(keys::holder(k));
-    std::vector<std::string> args{req.token, ttl, fenced, std::to_string(req.keys.size())};
-    if (described) args.push_back(req.description);
-    return round_ptr(new quorum_round(client->masters, scripts::multi_acquire, std::move(script_keys), std::move(args),
-                                      classify_multi_grant, std::move(done)));
+    auto count = std::to_string(req.keys.size());
+    auto args = with_last({req.token, ttl, fenced, count}, described ? &description : nullptr);
+    return round_ptr(new quorum_round(client->masters, scripts::multi_acquire, script_keys,
+                                      std::span<const word>(args), classify_multi_grant, std::move(done)));
   }
   switch (req.kind) {
     case lock_kind::mutex:
@@ -124,7 +138,7 @@ round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquir
         return round_ptr(new quorum_round(client->masters, {"SET", req.key, req.token, "NX", "PX", ttl}, classify_grant,
                                     std::move(done)));
       return script_round(scripts::mutex_acquire,
-                          {req.key, fence, keys::wake_list(req.key), keys::wake_deadlines(req.key)},
+                          {req.key, fence, keys::word_of::wake_list(req.key), keys::word_of::wake_deadlines(req.key)},
                           {req.token, ttl, fenced, req.waiter, score, std::to_string(req.waiter_lapse.count())},
                           req.join_line_only ? classify_line : classify_grant);
     case lock_kind::reentrant:
@@ -160,12 +174,11 @@ round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquir
       slots.push_back(keys::wake_deadlines(req.key));
       for (auto* more : {&fences, &holders})
         slots.insert(slots.end(), std::make_move_iterator(more->begin()), std::make_move_iterator(more->end()));
-      std::vector<std::string> args{req.token, ttl, fenced, req.waiter, score,
-                                    std::to_string(req.waiter_lapse.count()), std::to_string(req.permits),
-                                    std::to_string(req.permits)};
-      if (described) args.push_back(req.description);
-      return round_ptr(new quorum_round(client->masters, scripts::semaphore_acquire, std::move(slots), std::move(args),
-                                        classify_permit_grant, std::move(done)));
+      auto lapse = std::to_string(req.waiter_lapse.count()), permits = std::to_string(req.permits);
+      auto args = with_last({req.token, ttl, fenced, req.waiter, score, lapse, permits, permits},
+                            described ? &description : nullptr);
+      return round_ptr(new quorum_round(client->masters, scripts::semaphore_acquire, slots,
+                                        std::span<const word>(args), classify_permit_grant, std::move(done)));
     }
   }
   return nullptr;
@@ -190,10 +203,16 @@ round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind ki
   if (is_rw_kind(kind)) return rw_release_round(client, key, token, "", wakes, std::move(done));
   if (is_token_kind(kind)) {
     if (wakes) client->note_own_release(token);  // a quiet one may be published later ('pass')
-    std::vector<std::string> args{token, keys::released_channel(waiters_key), publish};
-    if (!listed_as.empty() || relist) args.push_back(listed_as);
+    // On the stack: this is every mutex and semaphore release.
+    auto relist_score = relist ? score_text(relist->score) : std::array<char, 32>{};
+    auto relist_lapse = relist ? std::to_string(relist->lapse.count()) : std::string();
+    std::array<word, 7> args{token, keys::word_of::released_channel(waiters_key), publish};
+    std::size_t arg_count = 3;
+    if (!listed_as.empty() || relist) args[arg_count++] = listed_as;
     if (relist)
-      args.insert(args.end(), {relist->id, score_text(relist->score).data(), std::to_string(relist->lapse.count())});
+      for (word w : {word(relist->id), word(relist_score.data()), word(relist_lapse)}) args[arg_count++] = w;
+    std::array<word, 4> script_keys{key, keys::word_of::wake_list(waiters_key),
+                                    keys::word_of::wake_deadlines(waiters_key), keys::word_of::holder(key)};
     // 1 released, 2 released and a waiter named, 3 released and a waiter
     // left to name (mutex_release.lua).
     auto classify = [](const redisReply& r, node_outcome& out) {
@@ -202,9 +221,8 @@ round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind ki
       return verdict::yes;
     };
     return as_release(round_ptr(new quorum_round(
-        client->masters, scripts::mutex_release,
-        with_holder_key({key, keys::wake_list(waiters_key), keys::wake_deadlines(waiters_key)}, key, described),
-        std::move(args), classify, std::move(done))));
+        client->masters, scripts::mutex_release, std::span<const word>(script_keys.data(), described ? 4 : 3),
+        std::span<const word>(args.data(), arg_count), classify, std::move(done))));
   }
   // The owner field is the same at every acquisition: the message carries a
   // fresh id instead, so waiters can tell this release from the next.

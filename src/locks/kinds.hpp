@@ -11,6 +11,9 @@
 
 #include <chrono>
 #include <optional>
+#include <span>
+#include <string>
+#include <string_view>
 
 namespace redlock::detail {
 
@@ -43,10 +46,11 @@ inline unsigned permit_slot(unsigned first, unsigned permits, std::int32_t posit
 
 /// One acquisition round. `token` is the random value (mutex) or the owner
 /// field (reentrant, fair); `reenter` asks for one more level of a hold.
+// Views of the operation's own strings: a round encodes them at once.
 struct acquire_request {
   lock_kind kind;
-  std::string key;
-  std::string token;
+  std::string_view key;
+  std::string_view token;
   milliseconds ttl;
   bool fenced = false;
   bool reenter = false;
@@ -57,17 +61,17 @@ struct acquire_request {
   bool may_be_handed = false;  // fair: a release may hand this waiter the lock
   // Mutex: a waiter that a release may wake by name ('' for none), and how
   // long its wake list entry lives (docs/algorithm.md, section 10).
-  std::string waiter{};
+  std::string_view waiter{};
   milliseconds waiter_lapse{0};
   bool join_line_only = false;  // mutex waiter: list it, do not take the lock
-  std::string description{};  // acquire_options::description ('' for none)
+  std::string_view description{};  // acquire_options::description ('' for none)
   // Semaphore: its number of permits, and the slot its candidates start at.
   unsigned permits = 0;
   unsigned first_slot = 0;
   // Write side of a read-write lock: its mark while it waits ('' for none).
-  std::string writer_mark{};
+  std::string_view writer_mark{};
   // Names held together: every key, sorted (`key` is then unused).
-  std::vector<std::string> keys{};
+  std::span<const std::string> keys{};
 };
 round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquire_request& req, quorum_round::decided_fn done);
 

@@ -9,11 +9,15 @@
 #include "connection/connection.hpp"
 #include "node_set.hpp"
 #include "quorum_decision.hpp"
-#include "scripts/script.hpp"
+#include "scripts/script_call.hpp"
 
 #include <redlock/lock.hpp>
 
+#include <boost/container/small_vector.hpp>
+
 #include <functional>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -39,11 +43,14 @@ class quorum_round final : public reply_sink {
   using decided_fn = std::function<void(quorum_round&)>;
 
   /// A script call: EVALSHA, with one EVAL fallback on NOSCRIPT per master.
-  quorum_round(const std::shared_ptr<node_set>& masters, const script& s, std::vector<std::string> keys,
-               std::vector<std::string> args, classify_fn classify, decided_fn on_decided);
+  /// The command is encoded here, once: `keys` and `args` are only viewed.
+  quorum_round(const std::shared_ptr<node_set>& masters, const script& s, word_list keys, word_list args,
+               classify_fn classify, decided_fn on_decided);
   /// A plain command (e.g. SET NX PX): `argv` is sent as is.
-  quorum_round(const std::shared_ptr<node_set>& masters, std::vector<std::string> argv, classify_fn classify,
+  quorum_round(const std::shared_ptr<node_set>& masters, word_list argv, classify_fn classify,
                decided_fn on_decided);
+  quorum_round(const quorum_round&) = delete;
+  quorum_round& operator=(const quorum_round&) = delete;
 
   /// Sends to every master (call on the strand).
   void start();
@@ -78,7 +85,7 @@ class quorum_round final : public reply_sink {
   /// Client-clock times: start of the round and moment of the decision.
   steady_time started_at() const noexcept { return decision_.started_at(); }
   steady_time decided_at() const noexcept { return decision_.decided_at(); }
-  const std::vector<node_outcome>& outcomes() const noexcept { return outcomes_; }
+  std::span<const node_outcome> outcomes() const noexcept { return outcomes_; }
   /// The most telling per-master error of a failed round: none when refusals
   /// outnumber errors (the lock is simply held elsewhere), else the first.
   boost::system::error_code failure() const;
@@ -89,11 +96,11 @@ class quorum_round final : public reply_sink {
   void on_reply(std::uint32_t node, const boost::system::error_code& ec, const redisReply* reply) override;
 
  private:
-  quorum_round(const std::shared_ptr<node_set>& masters, const script* s, std::vector<std::string> keys,
-               std::vector<std::string> args, classify_fn classify, decided_fn on_decided);
-  void encode(std::string& out, bool with_body) const;
-  /// Stamps the round's start and deadline; returns the encoded command.
-  std::string begin_round(const node_set& masters);
+  quorum_round(const std::shared_ptr<node_set>& masters, classify_fn classify, decided_fn on_decided);
+  /// What every master is sent: the EVALSHA call, or the plain command.
+  const std::string& command() const noexcept { return call_ ? call_->evalsha() : plain_; }
+  /// Stamps the round's start and deadline.
+  void begin_round(const node_set& masters);
 
   // Weak: the connections' queues hold rounds, and the client holds the
   // connections; a strong link back would leak them all when the io_context
@@ -101,14 +108,14 @@ class quorum_round final : public reply_sink {
   std::weak_ptr<node_set> masters_;
   std::shared_ptr<const clock_source> clock_;
   std::shared_ptr<observer> observer_;  // may outlive the client, like the round itself
-  const script* script_;  // null: args_ is a plain command
-  std::vector<std::string> keys_;
-  std::vector<std::string> args_;
+  std::optional<script_call> call_;  // empty: plain_ is a plain command
+  std::string plain_;
+  std::string_view name_;  // the script's or the plain command's, for the observer
   classify_fn classify_;
   decided_fn on_decided_;
   std::function<void(std::uint32_t, const node_outcome&)> on_late_reply_;
-  std::vector<node_outcome> outcomes_;
-  std::vector<bool> fell_back_;  // EVAL already tried after NOSCRIPT
+  // Inline up to 9 masters: a round is made per attempt and per release.
+  boost::container::small_vector<node_outcome, 9> outcomes_;
   quorum_decision decision_;
   delivery delivery_ = delivery::fail_fast;
   std::chrono::steady_clock::time_point sent_real_{};  // latencies are real time, whatever the clock

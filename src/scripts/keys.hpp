@@ -6,6 +6,8 @@
 // companions carry R as a hash tag so they share its slot.
 #pragma once
 
+#include "connection/resp.hpp"
+
 #include <string>
 #include <string_view>
 
@@ -18,8 +20,18 @@ inline std::string tagged(std::string_view key, std::string_view suffix) {
   return out;
 }
 
+/// The suffixes of the companions that the acquire and release hot paths
+/// name as words (word_of below), each spelled once.
+namespace suffix {
+inline constexpr std::string_view fence = ":fence";
+inline constexpr std::string_view released = ":released";
+inline constexpr std::string_view wake_list = ":wake";
+inline constexpr std::string_view wake_deadlines = ":wake:until";
+inline constexpr std::string_view holder = ":holder";
+}  // namespace suffix
+
 /// The fencing counter: permanent, never deleted (docs/fencing.md).
-inline std::string fence(std::string_view key) { return tagged(key, ":fence"); }
+inline std::string fence(std::string_view key) { return tagged(key, suffix::fence); }
 /// Fair lock: waiters ordered by their enqueue score (sorted set).
 inline std::string queue(std::string_view key) { return tagged(key, ":queue"); }
 /// Fair lock: each waiter's drop-out deadline, server time (sorted set).
@@ -29,12 +41,12 @@ inline std::string queue_deadlines(std::string_view key) { return tagged(key, ":
 inline std::string queue_terms(std::string_view key) { return tagged(key, ":terms"); }
 /// Release messages for mutex and reentrant waiters (pub/sub channel; the
 /// message is the release's id).
-inline std::string released_channel(std::string_view key) { return tagged(key, ":released"); }
+inline std::string released_channel(std::string_view key) { return tagged(key, suffix::released); }
 /// Mutex: the waiters a release may wake, by when they began (sorted set),
 /// and when each entry lapses unless its waiter tries again (server time,
 /// sorted set). Advisory: who gets the lock is decided by SET NX alone.
-inline std::string wake_list(std::string_view key) { return tagged(key, ":wake"); }
-inline std::string wake_deadlines(std::string_view key) { return tagged(key, ":wake:until"); }
+inline std::string wake_list(std::string_view key) { return tagged(key, suffix::wake_list); }
+inline std::string wake_deadlines(std::string_view key) { return tagged(key, suffix::wake_deadlines); }
 /// Where a release wakes one of client `client_id`'s waiters by name: the
 /// head of a fair queue (or hands it the lock), or the first on a mutex's
 /// wake list.
@@ -45,7 +57,7 @@ inline std::string wake_channel(std::string_view key, std::string_view client_id
 /// <description>', a string living as long as the hold it describes.
 /// Advisory, for operators: shown by status only while <owner> holds the
 /// lock, never read by any decision.
-inline std::string holder(std::string_view key) { return tagged(key, ":holder"); }
+inline std::string holder(std::string_view key) { return tagged(key, suffix::holder); }
 /// Semaphore R: permit slot `i`, a mutex of its own (its fence counter and
 /// holder description are that key's companions), and the number of
 /// permits its clients use, which lives as long as its longest hold.
@@ -62,5 +74,17 @@ inline std::string leader_channel(std::string_view key) { return tagged(key, ":l
 /// Storage side of fencing (fenced_store, on the storage server, never on
 /// the lock masters): the highest token seen for a resource.
 inline std::string fence_seen(std::string_view resource) { return tagged(resource, ":fence:seen"); }
+
+/// The same names as words of a command (connection/resp.hpp): written
+/// straight into its encoding, never built. They view `key`, which must
+/// outlive the command's encoding (a quorum_round's constructor).
+namespace word_of {
+inline word tagged(std::string_view key, std::string_view suffix) { return {"{", key, "}", suffix}; }
+inline word fence(std::string_view key) { return tagged(key, suffix::fence); }
+inline word released_channel(std::string_view key) { return tagged(key, suffix::released); }
+inline word wake_list(std::string_view key) { return tagged(key, suffix::wake_list); }
+inline word wake_deadlines(std::string_view key) { return tagged(key, suffix::wake_deadlines); }
+inline word holder(std::string_view key) { return tagged(key, suffix::holder); }
+}  // namespace word_of
 
 }  // namespace redlock::detail::keys

@@ -1,31 +1,61 @@
 // SPDX-License-Identifier: Apache-2.0
 // How a script is called on a master: EVALSHA, and once, after a NOSCRIPT
 // reply (the master's script cache was flushed or it restarted), EVAL with
-// the body. The one encoder every caller uses (quorum rounds, fenced_store).
+// the body. The one encoder every caller uses (quorum rounds, fenced_store):
+// the call is encoded once, and the EVAL form is made from that encoding.
 #pragma once
 
 #include "connection/resp.hpp"
 #include "script.hpp"
 
+#include <array>
+#include <charconv>
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace redlock::detail {
 
-/// Appends `EVALSHA sha1 numkeys keys... args...` (or, `with_body`, `EVAL
-/// body ...`) to `out`.
-inline void append_script_call(std::string& out, const script& s, const std::vector<std::string>& keys,
-                               const std::vector<std::string>& args, bool with_body) {
-  std::vector<std::string_view> argv;
-  argv.reserve(3 + keys.size() + args.size());
-  auto numkeys = std::to_string(keys.size());
-  argv.push_back(with_body ? "EVAL" : "EVALSHA");
-  argv.push_back(with_body ? s.body : s.sha1);
-  argv.push_back(numkeys);
-  argv.insert(argv.end(), keys.begin(), keys.end());
-  argv.insert(argv.end(), args.begin(), args.end());
-  append_command(out, argv.data(), argv.size());
-}
+/// One script call, encoded: `EVALSHA sha1 numkeys keys... args...`.
+class script_call {
+ public:
+  script_call(const script& s, word_list keys, word_list args) : script_(&s) {
+    std::array<char, 24> numkeys_text;
+    auto numkeys = std::string_view(numkeys_text.data(),
+                                    std::to_chars(numkeys_text.data(), numkeys_text.data() + numkeys_text.size(), keys.size()).ptr);
+    const std::size_t words = 3 + keys.size() + args.size();
+    std::size_t bytes = array_header_size(words) + bulk_size(7) + bulk_size(s.sha1.size()) + bulk_size(numkeys.size());
+    for (std::size_t i = 0; i < keys.size(); ++i) bytes += bulk_size(keys[i].size());
+    for (std::size_t i = 0; i < args.size(); ++i) bytes += bulk_size(args[i].size());
+    evalsha_.reserve(bytes);
+    append_array_header(evalsha_, words);
+    header_end_ = evalsha_.size();
+    append_bulk(evalsha_, "EVALSHA");
+    append_bulk(evalsha_, s.sha1);
+    words_at_ = evalsha_.size();
+    append_bulk(evalsha_, numkeys);
+    for (std::size_t i = 0; i < keys.size(); ++i) append_bulk(evalsha_, keys[i]);
+    for (std::size_t i = 0; i < args.size(); ++i) append_bulk(evalsha_, args[i]);
+  }
+
+  const script& called() const noexcept { return *script_; }
+  const std::string& evalsha() const noexcept { return evalsha_; }
+  /// The same call with the script's body: the same words after the SHA1.
+  std::string eval() const {
+    std::string out;
+    std::string_view after_sha = std::string_view(evalsha_).substr(words_at_);
+    out.reserve(header_end_ + bulk_size(4) + bulk_size(script_->body.size()) + after_sha.size());
+    out.append(evalsha_, 0, header_end_);
+    append_bulk(out, "EVAL");
+    append_bulk(out, script_->body);
+    out.append(after_sha);
+    return out;
+  }
+
+ private:
+  const script* script_;
+  std::string evalsha_;
+  std::size_t header_end_ = 0;  // after the array header ('*<words>\r\n')
+  std::size_t words_at_ = 0;    // where numkeys starts
+};
 
 }  // namespace redlock::detail

@@ -22,7 +22,7 @@ void release_listener::ensure_connections() {
           std::vector<std::string_view> argv{"SUBSCRIBE"};
           for (auto& [channel, _] : l->watchers_) argv.push_back(channel);
           std::string cmd;
-          append_command(cmd, argv.data(), argv.size());
+          append_command(cmd, argv);
           s->send_push(cmd);
         });
     subscribers_.push_back(std::move(sub));
@@ -90,7 +90,7 @@ void release_listener::unsubscribe_idle() {
   if (!gone.empty()) {
     for (auto& channel : gone) argv.push_back(channel);
     std::string cmd;
-    append_command(cmd, argv.data(), argv.size());
+    append_command(cmd, argv);
     send_to_all(cmd);
     if (watchers_.empty()) keep_connections_open(false);
   }

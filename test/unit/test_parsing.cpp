@@ -5,7 +5,7 @@
 #include "client/options_check.hpp"
 #include "connection/node_address.hpp"
 #include "connection/resp.hpp"
-#include "scripts/script.hpp"
+#include "scripts/script_call.hpp"
 
 #include <redlock/error.hpp>
 
@@ -160,6 +160,66 @@ BOOST_AUTO_TEST_CASE(encoder_writes_resp_arrays) {
   std::string out;
   d::append_command(out, {"SET", "k", "a b"});
   BOOST_TEST(out == "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\na b\r\n");
+}
+
+namespace {
+// hiredis's own formatter: the oracle for ours.
+std::string hiredis_encoding(const std::vector<std::string>& argv) {
+  std::vector<const char*> ptrs;
+  std::vector<std::size_t> lens;
+  for (auto& a : argv) ptrs.push_back(a.data()), lens.push_back(a.size());
+  sds encoded = nullptr;
+  int n = redisFormatSdsCommandArgv(&encoded, static_cast<int>(argv.size()), ptrs.data(), lens.data());
+  BOOST_REQUIRE(n >= 0);
+  std::string out(encoded, static_cast<std::size_t>(n));
+  redisFreeSdsCommand(encoded);
+  return out;
+}
+
+// Words whose lengths cross every digit count the headers use, an empty
+// one, and bytes RESP must carry through (CR, LF, NUL).
+std::vector<std::string> awkward_words() {
+  std::vector<std::string> words{"EVALSHA", "", std::string("a\r\nb\0c", 7), std::string(9, 'x'),
+                                 std::string(10, 'y'), std::string(99, 'z'), std::string(100, 'w'),
+                                 std::string(123456, 'v')};
+  for (int i = 0; i < 5; ++i) words.push_back(std::to_string(i));  // 13 words: a two-digit count
+  return words;
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(encoder_matches_hiredis_on_awkward_words) {
+  auto words = awkward_words();
+  for (std::size_t n = 0; n <= words.size(); ++n) {
+    std::vector<std::string> argv(words.begin(), words.begin() + static_cast<std::ptrdiff_t>(n));
+    std::string ours = "already here";
+    d::append_command(ours, argv);
+    BOOST_TEST(ours == "already here" + hiredis_encoding(argv), n << " words");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_word_of_pieces_is_encoded_as_the_pieces_joined) {
+  std::string ours;
+  d::append_command(ours, {"GET", d::word("{", "lock", "}", ":wake")});
+  BOOST_TEST(ours == hiredis_encoding({"GET", "{lock}:wake"}));
+  BOOST_TEST(d::word("{", "lock", "}", ":wake").str() == "{lock}:wake");
+}
+
+BOOST_AUTO_TEST_CASE(a_script_call_and_its_body_fallback_match_hiredis) {
+  auto words = awkward_words();
+  std::vector<std::string> keys(words.begin(), words.begin() + 3), args(words.begin() + 3, words.end());
+  for (const d::script* s : {&d::scripts::mutex_release, &d::scripts::status}) {
+    d::script_call call(*s, keys, args);
+    std::vector<std::string> evalsha{"EVALSHA", std::string(s->sha1), "3"}, eval{"EVAL", std::string(s->body), "3"};
+    for (auto* argv : {&evalsha, &eval}) {
+      argv->insert(argv->end(), keys.begin(), keys.end());
+      argv->insert(argv->end(), args.begin(), args.end());
+    }
+    BOOST_TEST(call.evalsha() == hiredis_encoding(evalsha), s->name);
+    BOOST_TEST(call.eval() == hiredis_encoding(eval), s->name);
+  }
+  // No keys, no arguments.
+  d::script_call bare(d::scripts::status, std::vector<std::string>{}, std::vector<std::string>{});
+  BOOST_TEST(bare.eval() == hiredis_encoding({"EVAL", std::string(d::scripts::status.body), "0"}));
 }
 
 BOOST_AUTO_TEST_CASE(reader_parses_pipelined_and_split_replies) {
