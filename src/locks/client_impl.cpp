@@ -14,6 +14,7 @@ namespace redlock::detail {
 
 client_impl::client_impl(boost::asio::any_io_executor ex, client_options opts, std::vector<node_address> addresses)
     : executor(ex),
+      completion_executor(ex),
       // One thread runs the executor: it serializes our work already.
       strand(opts.executor_runs_on_one_thread ? strand_type(ex) : make_client_strand(ex)),
       options(std::move(opts)),

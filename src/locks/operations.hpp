@@ -42,5 +42,5 @@ void complete_handler(const std::shared_ptr<client_impl>& client, Handler handle
 
 template <typename Handler, typename... Args>
 void redlock::detail::complete_handler(const std::shared_ptr<client_impl>& client, Handler handler, Args&&... args) {
-  boost::asio::dispatch(client->executor, boost::asio::append(std::move(handler), std::forward<Args>(args)...));
+  boost::asio::dispatch(client->completion_executor, boost::asio::append(std::move(handler), std::forward<Args>(args)...));
 }
