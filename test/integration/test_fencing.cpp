@@ -7,6 +7,7 @@
 
 #include <redlock/redlock.hpp>
 
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 
 #include <thread>
@@ -125,6 +126,38 @@ BOOST_AUTO_TEST_CASE(fencing_store_rejects_a_paused_holders_late_write) {
   store.write("account-42", *next.fence(), "balance", "71");
   BOOST_TEST(storage[0].command({"GET", "balance"}) == "71");
   b.release(next);
+}
+
+// The storage server lost its script cache (SCRIPT FLUSH, a restart): the
+// store's write falls back to EVAL with the body, made from the EVALSHA
+// call's own encoding, and still checks the token.
+BOOST_AUTO_TEST_CASE(fenced_store_writes_through_a_flushed_script_cache) {
+  masters storage(1);
+  // Stopped and joined however the test ends (a failed write throws), after
+  // the store, declared later, is gone.
+  struct io_thread {
+    boost::asio::io_context io;
+    boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work{io.get_executor()};
+    std::thread runner{[this] { io.run(); }};
+    ~io_thread() {
+      work.reset();
+      runner.join();
+    }
+  } thread;
+  {
+    redlock::fenced_store store(thread.io.get_executor(), storage[0].uri());
+    auto evals = [&] { return redlock::testing::command_calls(storage[0], {"eval"}); };
+    store.write("job-7", 5, "job-7:result", "first");
+    storage[0].command({"SCRIPT", "FLUSH"});
+    auto evals_before = evals();
+    store.write("job-7", 6, "job-7:result", "second");
+    BOOST_TEST(storage[0].command({"GET", "job-7:result"}) == "second");
+    BOOST_TEST(evals() == evals_before + 1);
+    storage[0].command({"SCRIPT", "FLUSH"});
+    BOOST_TEST(code_of([&] { store.write("job-7", 5, "job-7:result", "stale"); }) == errc::stale_token);
+    BOOST_TEST(storage[0].command({"GET", "job-7:result"}) == "second");
+    BOOST_TEST(evals() == evals_before + 2);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(fencing_survives_restarts_with_aof_fsync_always) {
