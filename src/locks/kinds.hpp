@@ -20,6 +20,7 @@ namespace redlock::detail {
 
 verdict classify_grant(const redisReply& r, node_outcome& out);    // 'OK' / counter = yes, nil = no
 verdict classify_fair_grant(const redisReply& r, node_outcome& out);  // as above; queued = -1 - rank (value = rank)
+verdict classify_line(const redisReply& r, node_outcome& out);  // joining a mutex's line: never a grant
 // Semaphores: the candidate taken (choice) and, fenced, its counter (value); nil = no.
 verdict classify_permit_grant(const redisReply& r, node_outcome& out);
 // Names held together: 'OK', or (fenced) each name's counter in `fields`; nil = no.
