@@ -9,7 +9,12 @@
 
 #include <redlock/observer.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <csignal>
+#include <fstream>
 #include <future>
 #include <memory>
 #include <set>
@@ -30,6 +35,55 @@ std::string with_userinfo(const std::string& uri, const std::string& userinfo) {
   return "redis://" + userinfo + "@" + uri.substr(std::string("redis://").size());
 }
 }  // namespace
+
+namespace {
+// Whether process `pid` still runs (a zombie waiting to be reaped does not).
+bool runs(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  auto after_name = line.rfind(')');
+  return after_name != std::string::npos && after_name + 2 < line.size() && line[after_name + 2] != 'Z';
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(test_servers_die_with_a_test_process_killed_before_its_destructors) {
+  // The fixture's own guarantee: a test process that dies without unwinding
+  // (an abort, or ctest's SIGKILL at its timeout) takes its redis-servers
+  // with it, instead of leaving them on their ports with ctest's output pipe
+  // open. A child process starts one and is killed.
+  int out[2];
+  BOOST_REQUIRE(::pipe(out) == 0);
+  pid_t child = ::fork();
+  BOOST_REQUIRE(child >= 0);
+  if (child == 0) {
+    ::close(out[0]);
+    pid_t server = -1;
+    std::uint16_t port = 0;
+    try {
+      auto* s = new redlock::testing::redis_process();  // never destroyed
+      server = s->pid();
+      port = s->port();
+    } catch (...) {
+    }
+    [[maybe_unused]] auto w1 = ::write(out[1], &server, sizeof server);
+    [[maybe_unused]] auto w2 = ::write(out[1], &port, sizeof port);
+    ::raise(SIGKILL);
+  }
+  ::close(out[1]);
+  pid_t server = -1;
+  std::uint16_t port = 0;
+  bool got = ::read(out[0], &server, sizeof server) == sizeof server && ::read(out[0], &port, sizeof port) == sizeof port;
+  ::close(out[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  BOOST_REQUIRE(got);
+  BOOST_REQUIRE_MESSAGE(server > 0, "the child could not start a redis-server");
+  BOOST_TEST((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL));
+  bool gone = eventually([&] { return !runs(server); }, 5s);
+  BOOST_TEST(gone, "the killed test's redis-server (pid " << server << ", port " << port << ") still runs");
+  if (!gone) ::kill(server, SIGKILL);  // this test's own clean-up
+}
 
 BOOST_AUTO_TEST_CASE(scripts_survive_script_flush) {
   masters m(3);

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <netinet/in.h>
 #include <stdexcept>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <thread>
@@ -199,9 +200,21 @@ void redis_process::spawn() {
   std::error_code no_log;
   auto logged = std::filesystem::file_size(dir_ / "redis.log", no_log);
   log_size_at_spawn_ = no_log ? 0 : logged;
+  // A test that dies without unwinding (an abort, ctest's SIGKILL at its
+  // timeout) must not leave its servers running: they would keep the port,
+  // and ctest's output pipe open, so the run would hang. The kernel kills the
+  // server when the thread that forked it ends, so only a server started by
+  // the main thread gets that: one started by a nemesis thread must outlive
+  // the thread (its destructor still stops it on a normal exit).
+  const pid_t test_pid = ::getpid();
+  const bool from_main_thread = ::gettid() == test_pid;
   pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("redis_process: fork failed");
   if (pid == 0) {
+    if (from_main_thread) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != test_pid) std::_Exit(127);  // the test died before prctl
+    }
     ::execvpe("redis-server", argv.data(), envp.data());
     std::_Exit(127);
   }
