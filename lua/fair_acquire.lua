@@ -38,8 +38,10 @@ end
 local function lengthen(key, ttl)
   if redis.call('PTTL', key) < tonumber(ttl) then redis.call('PEXPIRE', key, ttl) end
 end
-local ours = kind == 'hash' and redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1
-if ours and tonumber(redis.call('HGET', KEYS[1], ':hold-id') or '0') > tonumber(ARGV[7]) then
+-- Our hold here, if any, and the request id it was taken (or re-entered) by.
+local held = kind == 'hash' and redis.call('HMGET', KEYS[1], ARGV[1], ':hold-id') or {}
+local ours = held[1] and true or false
+if ours and tonumber(held[2] or '0') > tonumber(ARGV[7]) then
   return false
 end
 if ARGV[4] == 'reenter' then
@@ -63,19 +65,27 @@ end
 -- (which also tells a late release of an earlier acquisition of ours that
 -- this place in line is not its to give up), and, when a release may hand
 -- us the lock (reentrant_release.lua), our ttl; the poll's send time bounds
--- the hand-over's validity on the client. The keys expire on their own once
--- nobody has polled for two waiter timeouts.
+-- the hand-over's validity on the client.
 redis.call('ZADD', KEYS[3], ARGV[5], ARGV[1])
 redis.call('ZADD', KEYS[4], now + tonumber(ARGV[6]), ARGV[1])
 redis.call('HSET', KEYS[5], ARGV[1], ARGV[8] == '1' and (ARGV[7] .. ' ' .. ARGV[2]) or ARGV[7])
-for i = 3, 5 do redis.call('PEXPIRE', KEYS[i], 2 * tonumber(ARGV[6])) end
-local head = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
-if ours or (kind == 'none' and head == ARGV[1]) then
+-- The three keys expire on their own once nobody has polled for two waiter
+-- timeouts, and never sooner than a waiter with a longer timeout needs
+-- them: a poll only lengthens their expiry, to two of its own timeouts, and
+-- only once a quarter of that is used up (not three writes at every poll).
+-- One PTTL stands for all three: they are written, expired and emptied
+-- together (every script removes an entry from all three).
+local keep = 2 * tonumber(ARGV[6])
+if redis.call('PTTL', KEYS[3]) < keep * 3 / 4 then
+  for i = 3, 5 do redis.call('PEXPIRE', KEYS[i], keep) end
+end
+local rank = redis.call('ZRANK', KEYS[3], ARGV[1])
+if ours or (kind == 'none' and rank == 0) then
   -- Granted here, but the waiter keeps its place in line until it has won a
   -- quorum (it then leaves every queue): if this attempt fails, it is still
   -- first on every master, so masters cannot split between two waiters.
   redis.call('HSET', KEYS[1], ARGV[1], 1, ':hold-id', ARGV[7])
-  lengthen(KEYS[1], ARGV[2])
+  if ours then lengthen(KEYS[1], ARGV[2]) else redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
   if (ARGV[9] or '') ~= '' then
     redis.call('SET', KEYS[6], ARGV[1] .. ' ' .. ARGV[9], 'PX', redis.call('PTTL', KEYS[1]))
   end
@@ -84,4 +94,4 @@ if ours or (kind == 'none' and head == ARGV[1]) then
   end
   return redis.status_reply('OK')
 end
-return -1 - redis.call('ZRANK', KEYS[3], ARGV[1])
+return -1 - rank

@@ -66,13 +66,17 @@ local terms = leaving and redis.call('HGET', KEYS[4], ARGV[1])
 if leaving and not (terms and tonumber(string.match(terms, '^%d+')) > hold_id) then
   -- Leave the fair queue on every master, also where we do not hold the
   -- lock (a holder's leave at grant time may not have reached this one): a
-  -- stale entry would let our next acquisition jump the line here.
-  redis.call('ZREM', KEYS[2], ARGV[1])
-  redis.call('ZREM', KEYS[3], ARGV[1])
-  redis.call('HDEL', KEYS[4], ARGV[1])
+  -- stale entry would let our next acquisition jump the line here. Not in
+  -- line here (a master that handed us the lock took us out; a reentrant
+  -- lock has no line): one call, not three.
+  if redis.call('ZREM', KEYS[2], ARGV[1]) == 1 then
+    redis.call('ZREM', KEYS[3], ARGV[1])
+    redis.call('HDEL', KEYS[4], ARGV[1])
+  end
 end
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0
-    or tonumber(redis.call('HGET', KEYS[1], ':hold-id') or '0') > hold_id then
+-- Our hold here, if any, and the request id it was taken (or re-entered) by.
+local held = redis.call('HMGET', KEYS[1], ARGV[1], ':hold-id')
+if not held[1] or tonumber(held[2] or '0') > hold_id then
   -- A waiter giving up may have been first in line where the lock is free,
   -- with no release to come that names the next head.
   if leaving and redis.call('EXISTS', KEYS[1]) == 0 then pass_on(false) end
@@ -85,7 +89,7 @@ if ARGV[3] == '1' then
   if leaving then pass_on(true) end
   return 1
 end
-if tonumber(redis.call('HGET', KEYS[1], ARGV[1])) > 1 then
+if tonumber(held[1]) > 1 then
   redis.call('HINCRBY', KEYS[1], ARGV[1], -1)
 end
 return 1

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <sstream>
@@ -309,6 +310,33 @@ BOOST_AUTO_TEST_CASE(fair_requests_older_than_our_latest_poll_leave_our_place_al
   BOOST_TEST(leave("5") == "0");  // this one giving up (it holds nothing)
   BOOST_TEST(queued_on(m[0], "line") == 0u);
   BOOST_TEST(m[0].command({"HEXISTS", "line", "other:o"}) == "1");  // never another owner's hold
+}
+
+BOOST_AUTO_TEST_CASE(fair_poll_with_a_short_queue_timeout_keeps_a_long_waiters_place) {
+  // Waiters may use different queue timeouts on one lock. A poll with a
+  // short one must not cut short the expiry of the line's keys: a waiter
+  // with a long one, polling less often, would find its place gone (and be
+  // put back with its old score only after others were granted meanwhile).
+  masters m(1);
+  m[0].command({"HSET", "mixed", "other:o", "1"});  // held, so both wait in line
+  m[0].command({"PEXPIRE", "mixed", "60000"});
+  auto poll = [&](const std::string& owner, const std::string& score, const std::string& queue_timeout) {
+    return m[0].command({"EVAL", std::string(redlock::detail::scripts::fair_acquire.body), "5", "mixed",
+                         keys::fence("mixed"), keys::queue("mixed"), keys::queue_deadlines("mixed"),
+                         keys::queue_terms("mixed"), owner, "5000", "0", "first", score, queue_timeout, "7", "1"});
+  };
+  BOOST_TEST(poll("long:o", "100", "60000") == "-1");
+  BOOST_TEST(poll("short:o", "200", "600") == "-2");
+  for (auto& key : {keys::queue("mixed"), keys::queue_deadlines("mixed"), keys::queue_terms("mixed")}) {
+    // The long waiter's drop-out deadline is 60 s after its poll: its keys
+    // must outlive it.
+    auto pttl = std::stoll(m[0].command({"PTTL", key}));
+    BOOST_TEST(pttl > 59000, key << " expires in " << pttl << " ms");
+  }
+  // The short waiter polling on keeps them alive no longer than needed: no
+  // key is left without an expiry.
+  BOOST_TEST(poll("short:o", "200", "600") == "-2");
+  BOOST_TEST(std::stoll(m[0].command({"PTTL", keys::queue("mixed")})) > 0);
 }
 
 BOOST_AUTO_TEST_CASE(fair_holder_leaves_the_queue_also_where_it_did_not_hold_the_lock) {
@@ -667,18 +695,15 @@ BOOST_AUTO_TEST_CASE(a_hand_over_held_on_is_confirmed_to_the_ttl) {
 BOOST_AUTO_TEST_CASE(handed_over_locks_outlive_their_client) {
   masters m(3);
   redlock::client holder(m.options());
-  std::optional<redlock::lock> released, held;
-  {
-    redlock::client waiter(m.options());
-    released = handed_over(m, holder, waiter, "outlives-released", slow_polling_head(4000ms, 3000ms));
-    held = handed_over(m, holder, waiter, "outlives-held", slow_polling_head(4000ms, 3000ms));
-    waiter.release(*released);
-    BOOST_TEST(held->remaining_validity() <= 4000ms);  // its confirmation is still to come
-  }
+  auto waiter = std::make_unique<redlock::client>(m.options());
+  // The handles are destroyed at the end of the test, after their client.
+  auto released = handed_over(m, holder, *waiter, "outlives-released", slow_polling_head(4000ms, 3000ms));
+  auto held = handed_over(m, holder, *waiter, "outlives-held", slow_polling_head(4000ms, 3000ms));
+  waiter->release(released);
+  BOOST_TEST(held.remaining_validity() <= 4000ms);  // its confirmation is still to come
+  waiter.reset();
   BOOST_TEST(m.holding("outlives-held") >= 2u);
   BOOST_TEST(eventually([&] { return m.holding("outlives-released") == 0u; }));
-  released.reset();
-  held.reset();
 }
 
 BOOST_AUTO_TEST_CASE(fair_grant_from_before_our_own_release_there_is_not_counted) {
