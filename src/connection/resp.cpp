@@ -38,12 +38,20 @@ void append_bulk(std::string& out, const word& w) {
   out.append("\r\n");
 }
 
+std::size_t bulks_size(word_list words) noexcept {
+  std::size_t bytes = 0;
+  for (std::size_t i = 0; i < words.size(); ++i) bytes += bulk_size(words[i].size());
+  return bytes;
+}
+
+void append_bulks(std::string& out, word_list words) {
+  for (std::size_t i = 0; i < words.size(); ++i) append_bulk(out, words[i]);
+}
+
 void append_command(std::string& out, word_list argv) {
-  std::size_t bytes = array_header_size(argv.size());
-  for (std::size_t i = 0; i < argv.size(); ++i) bytes += bulk_size(argv[i].size());
-  out.reserve(out.size() + bytes);
+  out.reserve(out.size() + array_header_size(argv.size()) + bulks_size(argv));
   append_array_header(out, argv.size());
-  for (std::size_t i = 0; i < argv.size(); ++i) append_bulk(out, argv[i]);
+  append_bulks(out, argv);
 }
 
 void reply_deleter::operator()(redisReply* r) const noexcept { reply_pool::give_back(r); }

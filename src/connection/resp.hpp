@@ -86,6 +86,9 @@ std::size_t array_header_size(std::size_t count) noexcept;
 std::size_t bulk_size(std::size_t length) noexcept;
 void append_array_header(std::string& out, std::size_t count);
 void append_bulk(std::string& out, const word& w);
+/// The bytes `words` take as bulk strings, and appending them so.
+std::size_t bulks_size(word_list words) noexcept;
+void append_bulks(std::string& out, word_list words);
 
 /// Appends the RESP encoding of one command to `out` (growing it once).
 void append_command(std::string& out, word_list argv);

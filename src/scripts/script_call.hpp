@@ -23,18 +23,16 @@ class script_call {
     auto numkeys = std::string_view(numkeys_text.data(),
                                     std::to_chars(numkeys_text.data(), numkeys_text.data() + numkeys_text.size(), keys.size()).ptr);
     const std::size_t words = 3 + keys.size() + args.size();
-    std::size_t bytes = array_header_size(words) + bulk_size(7) + bulk_size(s.sha1.size()) + bulk_size(numkeys.size());
-    for (std::size_t i = 0; i < keys.size(); ++i) bytes += bulk_size(keys[i].size());
-    for (std::size_t i = 0; i < args.size(); ++i) bytes += bulk_size(args[i].size());
-    evalsha_.reserve(bytes);
+    evalsha_.reserve(array_header_size(words) + bulk_size(7) + bulk_size(s.sha1.size()) + bulk_size(numkeys.size()) +
+                     bulks_size(keys) + bulks_size(args));
     append_array_header(evalsha_, words);
     header_end_ = evalsha_.size();
     append_bulk(evalsha_, "EVALSHA");
     append_bulk(evalsha_, s.sha1);
     words_at_ = evalsha_.size();
     append_bulk(evalsha_, numkeys);
-    for (std::size_t i = 0; i < keys.size(); ++i) append_bulk(evalsha_, keys[i]);
-    for (std::size_t i = 0; i < args.size(); ++i) append_bulk(evalsha_, args[i]);
+    append_bulks(evalsha_, keys);
+    append_bulks(evalsha_, args);
   }
 
   const script& called() const noexcept { return *script_; }
