@@ -295,48 +295,60 @@ outcome run_uncontended(settings& s) {
   put_pairs(r.data, p);
 
   // The sync facade: the same pairs through its I/O thread (a thread handoff
-  // each way), for comparison.
+  // each way), for comparison; then the fair lock's (its scripts keep a
+  // line: the yardstick for its hand-off under contention).
   const std::size_t sync_n = s.quick ? 250 : 1000;
-  std::vector<double> acq, pair;
-  std::size_t failures = 0;
-  std::map<std::string, std::size_t> errors;
-  double elapsed = 0;
-  {
+  struct sync_run {
+    std::vector<double> acq, pair;
+    std::size_t failures = 0;
+    std::map<std::string, std::size_t> errors;
+    double elapsed = 0;
+  };
+  auto sync_pairs = [&](const redlock::acquire_options& opts, const std::string& prefix) {
+    sync_run out;
     redlock::client c(s.client_options());
     for (int phase = 0; phase < 2; ++phase) {
       std::size_t count = phase == 0 ? warm / 2 : sync_n;
       auto start = steady::now();
       for (std::size_t i = 0; i < count; ++i) {
-        auto name = s.tag + (phase == 0 ? ":sw:" : ":s:") + std::to_string(i);
+        auto name = s.tag + (phase == 0 ? ":" + prefix + "w:" : ":" + prefix + ":") + std::to_string(i);
         auto t0 = steady::now();
         try {
-          auto l = c.try_acquire(name, o);
+          auto l = c.try_acquire(name, opts);
           auto t1 = steady::now();
           if (!l) {
-            ++failures;
-            ++errors["not_acquired"];
+            ++out.failures;
+            ++out.errors["not_acquired"];
             continue;
           }
           c.release(*l);
           auto t2 = steady::now();
           if (phase == 1) {
-            acq.push_back(micros(t0, t1));
-            pair.push_back(micros(t0, t2));
+            out.acq.push_back(micros(t0, t1));
+            out.pair.push_back(micros(t0, t2));
           }
         } catch (const redlock::error& e) {
-          ++failures;
-          ++errors[error_name(e.code())];
+          ++out.failures;
+          ++out.errors[error_name(e.code())];
         }
       }
-      if (phase == 1) elapsed = std::chrono::duration<double>(steady::now() - start).count();
+      if (phase == 1) out.elapsed = std::chrono::duration<double>(steady::now() - start).count();
     }
-  }
-  r.data["sync_samples"] = pair.size();
-  r.data["sync_acquire_us"] = to_json(summarize(acq));
-  r.data["sync_pair_us"] = to_json(summarize(pair));
-  r.data["sync_pairs_per_s"] = elapsed > 0 ? std::round(static_cast<double>(pair.size()) / elapsed) : 0.0;
-  if (failures) r.data["sync_failures"] = failures;
-  if (!errors.empty()) r.data["sync_errors"] = counts_json(errors);
+    return out;
+  };
+  auto put_sync = [&](const std::string& prefix, sync_run run) {
+    r.data[prefix + "samples"] = run.pair.size();
+    r.data[prefix + "acquire_us"] = to_json(summarize(run.acq));
+    r.data[prefix + "pair_us"] = to_json(summarize(run.pair));
+    r.data[prefix + "pairs_per_s"] =
+        run.elapsed > 0 ? std::round(static_cast<double>(run.pair.size()) / run.elapsed) : 0.0;
+    if (run.failures) r.data[prefix + "failures"] = run.failures;
+    if (!run.errors.empty()) r.data[prefix + "errors"] = counts_json(run.errors);
+  };
+  put_sync("sync_", sync_pairs(o, "s"));
+  auto fair = o;
+  fair.kind = redlock::lock_kind::fair;
+  put_sync("fair_sync_", sync_pairs(fair, "f"));
   return r;
 }
 
