@@ -128,6 +128,9 @@ std::string describe(const round_config& c) {
     os << kinds[static_cast<int>(c.workload.kind)];
   if (c.workload.together_max >= 2) os << " over 2.." << c.workload.together_max << " names together";
   if (c.workload.permits > 0) os << " (" << c.workload.permits << " permits)";
+  if (c.workload.odd_clients_queue_timeout)
+    os << " (queue timeouts " << c.workload.queue_timeout.count() << " and "
+       << c.workload.odd_clients_queue_timeout->count() << " ms)";
   os << (c.workload.fenced ? " fenced" : " unfenced") << ", N=" << c.cluster.masters << (c.cluster.aof ? " AOF(always)" : "") << (c.cluster.proxies ? " proxied" : "")
      << (c.cluster.clock_shim ? " clock-shim" : "") << ", " << c.workload.clients << " clients x "
      << c.workload.resources << " resources, ttl " << c.workload.ttl_min.count() << ".."

@@ -255,7 +255,8 @@ void workload::run_worker(std::size_t c, std::size_t r) {
         auto extra = std::uniform_int_distribution<std::size_t>(1, most)(rng);
         for (std::size_t i = 0; i < extra; ++i) ao.together.push_back(resources_[others[i]]);
       }
-      ao.queue_timeout = options_.queue_timeout;
+      ao.queue_timeout = c % 2 == 1 && options_.odd_clients_queue_timeout ? *options_.odd_clients_queue_timeout
+                                                                           : options_.queue_timeout;
       // Half the acquisitions describe their holder: a mutex then takes the
       // script path instead of SET NX, and every kind writes, lengthens and
       // deletes its description next to the lock, all under the faults.

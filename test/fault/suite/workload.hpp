@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <memory>
 #include <random>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,10 @@ struct workload_options {
   /// Fair locks: short, so a waiter that stopped (and the queue keys) are gone
   /// well before the end-of-round residue check.
   milliseconds queue_timeout{400};
+  /// Fair locks: when set, odd-numbered clients wait in line with this queue
+  /// timeout instead, so one lock's line holds waiters with two timeouts
+  /// (a poll must not cut the line's keys short for the longer one).
+  std::optional<milliseconds> odd_clients_queue_timeout;
   bool injected_clocks = true; ///< each client gets a drift_clock
   milliseconds store_timeout{500};
   milliseconds reconnect_max{200};
