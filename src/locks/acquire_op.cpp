@@ -282,6 +282,10 @@ void acquire_op::complete(error_code ec, lock l) {
   if (auto& report = options_.report) {
     report->attempts = attempts_;
     report->last_attempt = std::move(last_round_);
+    // Named once, here: every round's results were kept unnamed (the sync
+    // client asks for a report at every acquisition, and uses it only when
+    // one fails).
+    client_->name_nodes(report->last_attempt);
   }
   if (auto& obs = client_->options.observer) {
     using std::chrono::microseconds;

@@ -45,10 +45,10 @@ bool acquire_op::won_by_hand_over() {
     complete(asio::error::operation_aborted, {});
     return true;
   }
-  std::vector<node_result> nodes;
+  std::vector<node_result> nodes;  // unnamed, as node_results() leaves them
+  nodes.reserve(client_->masters->size());
   for (std::uint32_t i = 0; i < client_->masters->size(); ++i)
-    nodes.push_back({(*client_->masters)[i].display(),
-                     handover_.counted_on(i) ? node_state::locked : node_state::pending, {}, {}});
+    nodes.push_back({std::string(), handover_.counted_on(i) ? node_state::locked : node_state::pending, {}, {}});
   if (phase_ == phase::waiting) timer_->cancel();
   hold({*until, std::nullopt, std::move(nodes), held_for < options_.ttl ? fair_win::handed_short : fair_win::handed});
   return true;

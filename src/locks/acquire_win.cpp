@@ -40,9 +40,9 @@ void acquire_op::acquired(const quorum_round& f, std::optional<std::uint64_t> fe
     release_permits(client_, key_, options_.permits, permit_slot(first_slot_, options_.permits, *won_choice_), token_,
                     described(), elsewhere);
   }
-  // Unnamed for the lock (named when read); named at once for a report.
+  // Unnamed: the lock names them when read, a report when handed over.
   hold({f.decision().window_end(options_.ttl, client_->options.drift_factor), fence,
-        client_->node_results(f, options_.report != nullptr),
+        client_->node_results(f),
         fair_win::by_poll, held_key(f)});
 }
 

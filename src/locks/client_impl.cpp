@@ -115,14 +115,16 @@ void client_impl::shutdown_after_releases(std::function<void()> then) {
   for (auto& n : masters->connections) n->shutdown_after_cleanups(all_closed);
 }
 
-std::vector<node_result> client_impl::node_results(const quorum_round& round, bool named) const {
+std::vector<node_result> client_impl::node_results(const quorum_round& round) const {
   std::vector<node_result> nodes;
   nodes.reserve(round.outcomes().size());
-  for (std::uint32_t i = 0; i < round.outcomes().size(); ++i) {
-    auto& o = round.outcomes()[i];
-    nodes.push_back({named ? (*masters)[i].display() : std::string(), o.state, o.error, o.latency});
-  }
+  for (auto& o : round.outcomes()) nodes.push_back({std::string(), o.state, o.error, o.latency});
   return nodes;
+}
+
+void client_impl::name_nodes(std::vector<node_result>& nodes) const {
+  for (std::size_t i = 0; i < nodes.size() && i < node_names->size(); ++i)
+    if (nodes[i].node.empty()) nodes[i].node = (*node_names)[i];
 }
 
 }  // namespace redlock::detail

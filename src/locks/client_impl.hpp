@@ -65,10 +65,12 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   /// Where a fair release wakes the head of the queue when it is one of this
   /// client's waiters (the message is the head's owner field).
   std::string wake_channel(const std::string& key) const { return keys::wake_channel(key, client_id); }
-  /// What each master said in `round`, for the caller (lock::nodes(), acquire_report);
-  /// with `named` false the masters' names are left empty, for a lock_state
-  /// to fill from `node_names` when asked.
-  std::vector<node_result> node_results(const quorum_round& round, bool named = true) const;
+  /// What each master said in `round`, for the caller (lock::nodes(), acquire_report),
+  /// with the masters' names left empty: a lock_state fills them from
+  /// `node_names` when asked, a report when it is handed over (name_nodes).
+  std::vector<node_result> node_results(const quorum_round& round) const;
+  /// Fills in the names node_results left empty (results in node order).
+  void name_nodes(std::vector<node_result>& nodes) const;
   /// Each master's display name, in node order (lock_state::node_names).
   std::shared_ptr<const std::vector<std::string>> node_names;
   /// Ids of reentrant and fair acquisition requests, growing in this client.

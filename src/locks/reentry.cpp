@@ -48,7 +48,10 @@ class reentry_op : public std::enable_shared_from_this<reentry_op> {
 
  private:
   void on_decided(quorum_round& f) {
-    if (options_.report) options_.report->last_attempt = client_->node_results(f);
+    if (options_.report) {
+      options_.report->last_attempt = client_->node_results(f);
+      client_->name_nodes(options_.report->last_attempt);
+    }
     auto why = lease_round_error(f);
     // The owner's last release, the loss of the lease or the end of its
     // window while this round was in flight ends the hold, this level included.

@@ -895,6 +895,46 @@ BOOST_AUTO_TEST_CASE(a_late_grant_from_the_noscript_fallback_after_the_release_i
              "master 2 still holds " << m[2].command({"GET", "late-eval"}));
 }
 
+BOOST_AUTO_TEST_CASE(a_won_acquisition_reports_each_master_by_name) {
+  // Rounds keep their results unnamed; the report names them once, when
+  // it is handed over, for every kind and for a re-entry (its own round).
+  masters m(3);
+  redlock::client c(m.options());
+  auto uris = m.uris();
+  // Every master by its URI; a quorum of them granted (the round ends at
+  // the quorum: a master yet to answer is "pending").
+  auto named = [&](const redlock::acquire_report& r) {
+    if (r.last_attempt.size() != uris.size()) return false;
+    std::size_t locked = 0;
+    for (std::size_t i = 0; i < uris.size(); ++i) {
+      if (r.last_attempt[i].node != uris[i]) return false;
+      locked += r.last_attempt[i].state == redlock::node_state::locked;
+    }
+    return locked >= 2;
+  };
+  auto first = [](const redlock::acquire_report& r) {
+    return r.last_attempt.empty() ? std::string("no results") : redlock::describe(r.last_attempt[0]);
+  };
+  for (auto kind : {redlock::lock_kind::mutex, redlock::lock_kind::reentrant, redlock::lock_kind::fair}) {
+    BOOST_TEST_CONTEXT("kind " << static_cast<int>(kind)) {
+      redlock::acquire_options o{.kind = kind, .owner = "reporter"};
+      o.report = std::make_shared<redlock::acquire_report>();
+      auto l = c.acquire("reported", o);
+      BOOST_TEST(o.report->attempts == 1u);
+      BOOST_TEST(named(*o.report), first(*o.report));
+      for (std::size_t i = 0; i < uris.size(); ++i) BOOST_TEST(l.nodes()[i].node == uris[i]);
+      if (kind != redlock::lock_kind::mutex) {
+        auto again = std::make_shared<redlock::acquire_report>();
+        o.report = again;
+        auto inner = c.acquire("reported", o);  // a re-entry: a round of its own
+        BOOST_TEST(named(*again), first(*again));
+        c.release(inner);
+      }
+      c.release(l);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(a_failed_acquisition_says_what_each_master_said) {
   masters m(3);
   redlock::client holder(m.options(1000ms));
