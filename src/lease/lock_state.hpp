@@ -18,6 +18,13 @@
 
 namespace redlock::detail {
 
+/// Fills in the masters' names that round results leave empty (results in
+/// node order; `names` may be null): for lock::nodes() and for a report.
+inline void name_nodes(std::vector<node_result>& nodes, const std::vector<std::string>* names) {
+  for (std::size_t i = 0; names && i < nodes.size() && i < names->size(); ++i)
+    if (nodes[i].node.empty()) nodes[i].node = (*names)[i];
+}
+
 class watchdog;
 
 struct lock_state {
@@ -36,10 +43,7 @@ struct lock_state {
   std::shared_ptr<const std::vector<std::string>> node_names;
   mutable std::once_flag nodes_named;
   const std::vector<node_result>& named_nodes() const {
-    std::call_once(nodes_named, [this] {
-      for (std::size_t i = 0; node_names && i < nodes.size() && i < node_names->size(); ++i)
-        if (nodes[i].node.empty()) nodes[i].node = (*node_names)[i];
-    });
+    std::call_once(nodes_named, [this] { name_nodes(nodes, node_names.get()); });
     return nodes;
   }
   std::shared_ptr<const clock_source> clock;  // null: steady clock

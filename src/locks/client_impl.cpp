@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "client_impl.hpp"
 
+#include "lease/lock_state.hpp"
 #include "quorum/validity.hpp"
 #include "scripts/script.hpp"
 
@@ -122,9 +123,6 @@ std::vector<node_result> client_impl::node_results(const quorum_round& round) co
   return nodes;
 }
 
-void client_impl::name_nodes(std::vector<node_result>& nodes) const {
-  for (std::size_t i = 0; i < nodes.size() && i < node_names->size(); ++i)
-    if (nodes[i].node.empty()) nodes[i].node = (*node_names)[i];
-}
+void client_impl::name_nodes(std::vector<node_result>& nodes) const { detail::name_nodes(nodes, node_names.get()); }
 
 }  // namespace redlock::detail

@@ -23,8 +23,8 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <random>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
