@@ -5,6 +5,8 @@
 #include "quorum/validity.hpp"
 #include "scripts/script.hpp"
 
+#include <boost/asio/io_context.hpp>
+
 #include <sys/random.h>
 
 #include <cerrno>
@@ -13,9 +15,26 @@
 
 namespace redlock::detail {
 
+namespace {
+
+// The user's executor as a completion handler's executor, holding the
+// concrete executor when it is an io_context's: wrapping one type-erased
+// executor in another makes every `prefer` on it (one per completion, for
+// outstanding work) build a shared, heap-allocated target.
+boost::asio::any_completion_executor completion_executor_of(const boost::asio::any_io_executor& ex) {
+  using plain = boost::asio::io_context::executor_type;
+  using tracked =
+      std::decay_t<decltype(boost::asio::require(std::declval<plain>(), boost::asio::execution::outstanding_work.tracked))>;
+  if (auto* e = ex.target<plain>()) return boost::asio::any_completion_executor(*e);
+  if (auto* e = ex.target<tracked>()) return boost::asio::any_completion_executor(*e);
+  return boost::asio::any_completion_executor(ex);
+}
+
+}  // namespace
+
 client_impl::client_impl(boost::asio::any_io_executor ex, client_options opts, std::vector<node_address> addresses)
     : executor(ex),
-      completion_executor(ex),
+      completion_executor(completion_executor_of(ex)),
       // One thread runs the executor: it serializes our work already.
       strand(opts.executor_runs_on_one_thread ? strand_type(ex) : make_client_strand(ex)),
       options(std::move(opts)),

@@ -32,9 +32,10 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   client_impl(boost::asio::any_io_executor executor, client_options options, std::vector<node_address> addresses);
 
   boost::asio::any_io_executor executor;  // the user's: completion handlers default to it
-  // The same executor, type-erased as a completion handler's executor once:
-  // an any_completion_handler asked for its executor with any_io_executor
-  // as the default wraps it anew, on the heap, at every completion.
+  // The same executor, type-erased as a completion handler's executor once
+  // (holding the concrete executor: client_impl.cpp): an
+  // any_completion_handler asked for its executor with any_io_executor as
+  // the default wraps it anew, on the heap, at every completion.
   boost::asio::any_completion_executor completion_executor;
   strand_type strand;
   client_options options;
