@@ -85,7 +85,12 @@ void async_client::start_acquire(std::string name, acquire_options opts,
   // A fair waiter's place in line is when its caller asked, not when the
   // client's strand got to it (which may be later under load).
   auto asked_at = std::chrono::system_clock::now();
-  asio::dispatch(impl_->strand, [impl = impl_, n = std::move(name), opts, asked_at, h = std::move(handler)]() mutable {
+  // Every operation starts by post, never dispatch: called from one of our
+  // completion handlers (they may run on the strand), dispatch ran the
+  // operation inside this call, and an outcome known at once (a release of
+  // a lock already released) called the handler before the call returned,
+  // which an Asio initiating function never does.
+  asio::post(impl_->strand, [impl = impl_, n = std::move(name), opts, asked_at, h = std::move(handler)]() mutable {
     detail::start_acquire(std::move(impl), std::move(n), opts, asked_at, std::move(h));
   });
 }
@@ -99,14 +104,14 @@ void async_client::start_campaign(std::string name, acquire_options opts,
     return refuse(*impl_, std::move(handler), "async_campaign",
                   {make_error_code(errc::bad_option), "a campaign is for one name, of the mutex kind"}, lock{});
   auto asked_at = std::chrono::system_clock::now();
-  asio::dispatch(impl_->strand, [impl = impl_, n = std::move(name), opts, asked_at, h = std::move(handler)]() mutable {
+  asio::post(impl_->strand, [impl = impl_, n = std::move(name), opts, asked_at, h = std::move(handler)]() mutable {
     detail::start_campaign(std::move(impl), std::move(n), opts, asked_at, std::move(h));
   });
 }
 
 void async_client::start_resign(lock l, asio::any_completion_handler<done_signature> handler) {
   if (!l) return fail_now(impl_->executor, std::move(handler), make_error_code(errc::empty_lock));
-  asio::dispatch(impl_->strand, [impl = impl_, s = detail::lock_access::state(l), h = std::move(handler)]() mutable {
+  asio::post(impl_->strand, [impl = impl_, s = detail::lock_access::state(l), h = std::move(handler)]() mutable {
     detail::start_resign(std::move(impl), std::move(s), std::move(h));
   });
 }
@@ -124,7 +129,7 @@ observation async_client::observe(std::string name, std::function<void(const std
 void async_client::start_status(std::string name, asio::any_completion_handler<status_signature> handler) {
   if (name.empty()) return fail_now(impl_->executor, std::move(handler), make_error_code(errc::empty_name),
                                     std::vector<node_status>{});
-  asio::dispatch(impl_->strand, [impl = impl_, n = std::move(name), h = std::move(handler)]() mutable {
+  asio::post(impl_->strand, [impl = impl_, n = std::move(name), h = std::move(handler)]() mutable {
     detail::start_status(std::move(impl), std::move(n), std::move(h));
   });
 }
@@ -155,7 +160,7 @@ lock async_client::adopt(const std::string& name, const std::string& token, mill
 
 void async_client::start_release(lock l, asio::any_completion_handler<done_signature> handler) {
   if (!l) return fail_now(impl_->executor, std::move(handler), make_error_code(errc::empty_lock));
-  asio::dispatch(impl_->strand, [impl = impl_, s = detail::lock_access::state(l), h = std::move(handler)]() mutable {
+  asio::post(impl_->strand, [impl = impl_, s = detail::lock_access::state(l), h = std::move(handler)]() mutable {
     detail::start_release(std::move(impl), std::move(s), std::move(h));
   });
 }
@@ -164,7 +169,7 @@ void async_client::start_extend(lock l, milliseconds ttl, asio::any_completion_h
   if (!l) return fail_now(impl_->executor, std::move(handler), make_error_code(errc::empty_lock));
   if (auto bad = detail::check_ttl(ttl, impl_->options.node_timeout))
     return refuse(*impl_, std::move(handler), "async_extend", bad);
-  asio::dispatch(impl_->strand, [impl = impl_, s = detail::lock_access::state(l), ttl, h = std::move(handler)]() mutable {
+  asio::post(impl_->strand, [impl = impl_, s = detail::lock_access::state(l), ttl, h = std::move(handler)]() mutable {
     detail::start_extend(std::move(impl), std::move(s), ttl, std::move(h));
   });
 }

@@ -17,7 +17,10 @@
 #include <boost/asio/use_future.hpp>
 
 #include <future>
+#include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 using namespace std::chrono_literals;
 namespace asio = boost::asio;
@@ -238,4 +241,50 @@ BOOST_AUTO_TEST_CASE(sync_client_destroyed_while_its_strand_is_busy_leaves_no_cy
     completed.get_future().wait();
   }
   m[2].resume();
+}
+
+// Asio's rule for an initiating function: its handler is never called from
+// within the call, even when the outcome is known at once (a retry loop would
+// recurse; a caller holding a mutex would deadlock). Started from a handler
+// of the client's, an operation whose outcome was known at once (releasing
+// or extending a lock already released) completed inside the call.
+BOOST_AUTO_TEST_CASE(an_outcome_known_at_once_never_completes_inside_the_initiating_call) {
+  masters m(3);
+  for (bool one_thread : {false, true}) {
+    BOOST_TEST_CONTEXT("executor_runs_on_one_thread " << one_thread) {
+      asio::io_context io;
+      auto o = m.options();
+      o.executor_runs_on_one_thread = one_thread;
+      std::optional<redlock::async_client> c(std::in_place, io.get_executor(), o);
+      redlock::acquire_options reentrant;
+      reentrant.kind = redlock::lock_kind::reentrant;
+      reentrant.owner = "at-once";
+      std::vector<std::string> seen;
+      bool both = false;  // both answers came
+      bool release_returned = false, extend_returned = false;
+      c->async_acquire("at-once", reentrant, [&](boost::system::error_code ec, redlock::lock l) {
+        BOOST_REQUIRE(!ec);
+        c->async_release(l, [&, l](boost::system::error_code ec) {
+          BOOST_TEST(!ec);
+          c->async_release(l, [&](boost::system::error_code ec) {
+            BOOST_TEST(ec == errc::not_held);
+            seen.push_back(release_returned ? "release completed after the call" : "release completed inside the call");
+            both = seen.size() == 2;
+          });
+          release_returned = true;
+          c->async_extend(l, 5000ms, [&](boost::system::error_code ec) {
+            BOOST_TEST(ec == errc::not_held);
+            seen.push_back(extend_returned ? "extend completed after the call" : "extend completed inside the call");
+            both = seen.size() == 2;
+          });
+          extend_returned = true;
+        });
+      });
+      run_until(io, both);
+      std::vector<std::string> expected{"release completed after the call", "extend completed after the call"};
+      BOOST_TEST(seen == expected, boost::test_tools::per_element());
+      c.reset();
+      io.run_for(200ms);  // the client's shutdown
+    }
+  }
 }
