@@ -28,12 +28,12 @@
 #include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/container/devector.hpp>
 #include <boost/smart_ptr/intrusive_ptr.hpp>
 #include <boost/smart_ptr/intrusive_ref_counter.hpp>
 
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -162,7 +162,9 @@ class connection : public std::enable_shared_from_this<connection> {
   bool writing_ = false;
   std::string write_buf_;  // queued, not yet handed to the socket
   std::string tx_buf_;     // being written
-  std::deque<pending> pending_;
+  // A devector, not a deque: as a FIFO it slides its elements back to the
+  // front of its buffer instead of allocating a node every few requests.
+  boost::container::devector<pending> pending_;
   std::array<char, 16384> rx_buf_;
   reply_reader reader_;
   std::chrono::steady_clock::time_point last_rx_;

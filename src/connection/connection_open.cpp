@@ -13,6 +13,8 @@
 
 #include <openssl/ssl.h>
 
+#include <vector>
+
 namespace redlock::detail {
 
 namespace asio = boost::asio;
@@ -83,7 +85,7 @@ void connection::start_handshake() {
   // connecting; their replies are consumed here.
   std::string hs;
   auto deadline = steady::now() + options_.connect_timeout;
-  std::deque<pending> front;
+  std::vector<pending> front;
   if (!address_.password.empty()) {
     if (address_.user.empty())
       append_command(hs, {"AUTH", address_.password});

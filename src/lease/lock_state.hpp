@@ -7,6 +7,7 @@
 
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/container/small_vector.hpp>
 
 #include <atomic>
 #include <functional>
@@ -25,6 +26,24 @@ inline void name_nodes(std::vector<node_result>& nodes, const std::vector<std::s
     if (nodes[i].node.empty()) nodes[i].node = (*names)[i];
 }
 
+/// One master's answer to the round that won a lock: a node_result without
+/// its name.
+struct node_answer {
+  node_state state = node_state::pending;
+  boost::system::error_code error;
+  std::chrono::microseconds latency{0};
+};
+/// Every master's, in node order; inline for up to five masters.
+using node_answers = boost::container::small_vector<node_answer, 5>;
+
+/// The node_results of `answers`, unnamed (name_nodes names them).
+inline std::vector<node_result> unnamed_results(const node_answers& answers) {
+  std::vector<node_result> results;
+  results.reserve(answers.size());
+  for (auto& a : answers) results.push_back({std::string(), a.state, a.error, a.latency});
+  return results;
+}
+
 class watchdog;
 
 struct lock_state {
@@ -35,15 +54,19 @@ struct lock_state {
   // Atomic so a watchdog/extend on the I/O thread can move it while the owner reads.
   std::atomic<steady_time::rep> valid_until{0};
   std::optional<std::uint64_t> fence;
-  // Each master's answer. Their `node` names are filled at the first
-  // lock::nodes() (from `node_names`, the client's, shared): naming every
-  // master at every acquisition cost an allocation per master (redlock-bench
-  // alloc), and few callers look.
-  mutable std::vector<node_result> nodes;
+  // Each master's answer, kept inline. lock::nodes() turns them into
+  // node_results, named from `node_names` (the client's, shared), at its
+  // first call: a vector of them, and every master's name, at every
+  // acquisition cost allocations (redlock-bench alloc), and few callers look.
+  node_answers answers;
   std::shared_ptr<const std::vector<std::string>> node_names;
+  mutable std::vector<node_result> nodes;
   mutable std::once_flag nodes_named;
   const std::vector<node_result>& named_nodes() const {
-    std::call_once(nodes_named, [this] { name_nodes(nodes, node_names.get()); });
+    std::call_once(nodes_named, [this] {
+      nodes = unnamed_results(answers);
+      name_nodes(nodes, node_names.get());
+    });
     return nodes;
   }
   std::shared_ptr<const clock_source> clock;  // null: steady clock

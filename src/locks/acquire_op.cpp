@@ -57,7 +57,8 @@ void acquire_op::start() {
   // Listen from the first attempt when that is free (this client waited on
   // this lock moments ago): a release, or a hand-over, may come before the
   // first attempt has even failed. Otherwise only once it has.
-  if (client_->listener->subscribed(release_channel())) watch_releases();
+  // (Spelling the channel out costs an allocation: not when none is.)
+  if (client_->listener->subscribed_any() && client_->listener->subscribed(release_channel())) watch_releases();
   // Listed on a quorum exactly when the release named a waiter on a quorum.
   if (listed && client_->woke_waiter_just_now(key_)) return wait_behind_woken(*listed);
   attempt();
@@ -137,10 +138,11 @@ void acquire_op::attempt() {
   // that never answered a won attempt may have granted (acquired() leaves
   // the masters still to answer to this, rather than clean up at each win).
   if (!is_hash_kind())
-    round->on_late_reply([self = shared_from_this(), token = token_, attempt = attempts_,
-                          first_slot = first_slot_](std::uint32_t node, const node_outcome& said) {
+    round->on_late_reply([self = shared_from_this(), token = late_grant_token(token_.data(), token_.size()),
+                          attempt = attempts_, first_slot = first_slot_](std::uint32_t node, const node_outcome& said) {
       bool unanswered = said.state == node_state::unknown && self->is_semaphore();
-      if (said.state == node_state::locked || unanswered) self->on_late_grant(node, said, token, attempt, first_slot);
+      if (said.state == node_state::locked || unanswered)
+        self->on_late_grant(node, said, std::string_view(token.data(), token.size()), attempt, first_slot);
       // A refusal that comes after we stopped waiting put us back on that
       // master's wake list: leave it, or releases there would keep naming
       // us (and only us) until the entry lapsed.

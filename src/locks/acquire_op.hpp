@@ -15,6 +15,7 @@
 #include "waiting/release_news.hpp"
 
 #include <boost/asio/steady_timer.hpp>
+#include <boost/static_string/static_string.hpp>
 
 #include <chrono>
 #include <optional>
@@ -70,7 +71,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   struct win {
     steady_time valid_until;
     std::optional<std::uint64_t> fence;
-    std::vector<node_result> nodes;
+    node_answers answers;
     fair_win how;  // fair locks only
     std::string key{};  // the key held, when not key_ (a semaphore's slot)
   };
@@ -78,7 +79,10 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   // attempts
   void attempt();
   void on_decided(quorum_round& f, std::uint64_t poll_id);
-  void on_late_grant(std::uint32_t node, const node_outcome& said, const std::string& token, unsigned attempt,
+  // The attempt's token, kept by its late-reply callback: inline, as the
+  // callback is (a std::string of 32 characters would be on the heap).
+  using late_grant_token = boost::static_string<48>;
+  void on_late_grant(std::uint32_t node, const node_outcome& said, std::string_view token, unsigned attempt,
                      unsigned first_slot);
   // the fair hand-over (acquire_wake.cpp)
   void on_handed(std::uint32_t node, std::uint64_t poll_id);

@@ -45,12 +45,16 @@ bool acquire_op::won_by_hand_over() {
     complete(asio::error::operation_aborted, {});
     return true;
   }
-  std::vector<node_result> nodes;  // unnamed, as node_results() leaves them
-  nodes.reserve(client_->masters->size());
-  for (std::uint32_t i = 0; i < client_->masters->size(); ++i)
-    nodes.push_back({std::string(), handover_.counted_on(i) ? node_state::locked : node_state::pending, {}, {}});
+  // Made in place (a prvalue): moving a local small_vector here tripped a
+  // false -Wstringop-overread in GCC 12's optimized build.
+  auto handed_answers = [this] {
+    node_answers answers;
+    for (std::uint32_t i = 0; i < client_->masters->size(); ++i)
+      answers.push_back({handover_.counted_on(i) ? node_state::locked : node_state::pending, {}, {}});
+    return answers;
+  };
   if (phase_ == phase::waiting) timer_->cancel();
-  hold({*until, std::nullopt, std::move(nodes), held_for < options_.ttl ? fair_win::handed_short : fair_win::handed});
+  hold({*until, std::nullopt, handed_answers(), held_for < options_.ttl ? fair_win::handed_short : fair_win::handed});
   return true;
 }
 

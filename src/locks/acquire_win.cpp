@@ -42,15 +42,16 @@ void acquire_op::acquired(const quorum_round& f, std::optional<std::uint64_t> fe
   }
   // Unnamed: the lock names them when read, a report when handed over.
   hold({f.decision().window_end(options_.ttl, client_->options.drift_factor), fence,
-        client_->node_results(f),
+        node_answers_of(f),
         fair_win::by_poll, held_key(f)});
 }
 
 void acquire_op::hold(win w) {
-  if (options_.report) last_round_ = w.nodes;
+  if (options_.report) last_round_ = unnamed_results(w.answers);
   auto key = w.key.empty() ? key_ : std::move(w.key);
   auto state = new_lock_state(*client_, options_,
-                              {name_, key, token_, latest_request_, w.valid_until, w.fence, std::move(w.nodes)});
+                              {name_, key, std::move(token_), latest_request_, w.valid_until, w.fence,
+                               std::move(w.answers)});
   if (is_semaphore()) {
     state->permit = permit_slot(first_slot_, options_.permits, *won_choice_);
     state->wake_key = key_;
@@ -79,7 +80,7 @@ void acquire_op::hold(win w) {
 // slot than the released one. (Sending it anyway was two one-master rounds
 // per uncontended pair: the masters a quorum did not wait for answer after
 // the caller has released.)
-void acquire_op::on_late_grant(std::uint32_t node, const node_outcome& said, const std::string& token,
+void acquire_op::on_late_grant(std::uint32_t node, const node_outcome& said, std::string_view attempt_token,
                                unsigned attempt, unsigned first_slot) {
   bool abandoned = attempt <= abandoned_attempt_;
   auto held = held_.lock();
@@ -90,6 +91,7 @@ void acquire_op::on_late_grant(std::uint32_t node, const node_outcome& said, con
   bool covered = let_go && said.state == node_state::locked && !said.fell_back;
   if (!is_semaphore()) {
     if (!let_go || covered) return;
+    std::string token(attempt_token);
     if (holds_names_together())
       release_all_round(client_, keys_, token, described(), [](quorum_round&) {})->start_on({node});
     else
@@ -104,7 +106,8 @@ void acquire_op::on_late_grant(std::uint32_t node, const node_outcome& said, con
   // released hold's release, the won slot.
   if (covered && (abandoned || granted == won)) return;
   if (let_go) won.reset();
-  if (!granted || won != granted) release_permits(client_, key_, options_.permits, won, token, described(), {node});
+  if (!granted || won != granted)
+    release_permits(client_, key_, options_.permits, won, std::string(attempt_token), described(), {node});
 }
 
 }  // namespace redlock::detail

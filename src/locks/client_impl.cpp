@@ -99,16 +99,17 @@ std::chrono::milliseconds client_impl::jittered(std::chrono::milliseconds base, 
   return std::max(std::chrono::milliseconds(0), base + std::chrono::milliseconds(d(jitter_rng_)));
 }
 
-void client_impl::note_own_release(std::string payload) {
+void client_impl::note_own_release(std::string_view payload) {
   // Enough for the releases whose copies may still be on their way.
-  constexpr std::size_t remembered = 64;
-  if (own_releases_.size() == remembered) own_releases_.pop_front();
-  own_releases_.emplace_back(std::move(payload), own_releases_sent_++);
+  auto number = own_releases_sent_++;
+  own_releases_[number % own_releases_.size()] = {std::hash<std::string_view>{}(payload), number};
 }
 
 bool client_impl::own_release_before(std::string_view payload, std::uint64_t before) const {
-  for (auto& [sent, number] : own_releases_)
-    if (sent == payload) return number < before;
+  auto hash = std::hash<std::string_view>{}(payload);
+  auto kept = std::min<std::uint64_t>(own_releases_sent_, own_releases_.size());
+  for (std::uint64_t i = 0; i < kept; ++i)
+    if (own_releases_[i].payload_hash == hash) return own_releases_[i].number < before;
   return false;
 }
 
@@ -135,11 +136,14 @@ void client_impl::shutdown_after_releases(std::function<void()> then) {
   for (auto& n : masters->connections) n->shutdown_after_cleanups(all_closed);
 }
 
+node_answers node_answers_of(const quorum_round& round) {
+  node_answers answers;
+  for (auto& o : round.outcomes()) answers.push_back({o.state, o.error, o.latency});
+  return answers;
+}
+
 std::vector<node_result> client_impl::node_results(const quorum_round& round) const {
-  std::vector<node_result> nodes;
-  nodes.reserve(round.outcomes().size());
-  for (auto& o : round.outcomes()) nodes.push_back({std::string(), o.state, o.error, o.latency});
-  return nodes;
+  return unnamed_results(node_answers_of(round));
 }
 
 void client_impl::name_nodes(std::vector<node_result>& nodes) const { detail::name_nodes(nodes, node_names.get()); }

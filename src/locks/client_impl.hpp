@@ -4,6 +4,7 @@
 #pragma once
 
 #include "connection/connection.hpp"
+#include "lease/lock_state.hpp"
 #include "quorum/node_set.hpp"
 #include "quorum/quorum_round.hpp"
 #include "scripts/keys.hpp"
@@ -66,9 +67,9 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   /// Where a fair release wakes the head of the queue when it is one of this
   /// client's waiters (the message is the head's owner field).
   std::string wake_channel(const std::string& key) const { return keys::wake_channel(key, client_id); }
-  /// What each master said in `round`, for the caller (lock::nodes(), acquire_report),
-  /// with the masters' names left empty: a lock_state fills them from
-  /// `node_names` when asked, a report when it is handed over (name_nodes).
+  /// What each master said in `round`, for an acquire_report, with the
+  /// masters' names left empty: the report names them when it is handed
+  /// over (name_nodes). A lock keeps node_answers_of(round) instead.
   std::vector<node_result> node_results(const quorum_round& round) const;
   /// Fills in the names node_results left empty (results in node order).
   void name_nodes(std::vector<node_result>& nodes) const;
@@ -86,7 +87,7 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   /// connections, so copies can arrive after a later acquisition of ours
   /// began; a release sent before a waiter began is no news to it (the lock
   /// was free, or taken again, before its first attempt).
-  void note_own_release(std::string payload);
+  void note_own_release(std::string_view payload);
   std::uint64_t own_releases_sent() const noexcept { return own_releases_sent_; }
   /// `payload` announces one of our releases numbered below `before`.
   bool own_release_before(std::string_view payload, std::uint64_t before) const;
@@ -163,7 +164,15 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   std::array<unsigned char, 4096> entropy_{};
   std::size_t entropy_used_ = sizeof(entropy_);
   std::mt19937_64 jitter_rng_;
-  std::deque<std::pair<std::string, std::uint64_t>> own_releases_;  // the latest ones
+  // The latest own release announcements, by number modulo their count:
+  // each kept as a hash of its payload (no copy of the string per release).
+  // A foreign payload with the same 64-bit hash would only be taken for
+  // old news: a waiter then retries on its timer instead of at once.
+  struct own_release {
+    std::size_t payload_hash = 0;
+    std::uint64_t number = 0;
+  };
+  std::array<own_release, 64> own_releases_{};
   std::uint64_t own_releases_sent_ = 0;
   // Mutex releases of ours that named a waiter, the latest few, one per key.
   struct release_note {
@@ -205,5 +214,8 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   std::optional<boost::asio::steady_timer> listing_sweep_;
   bool listing_sweep_armed_ = false;
 };
+
+/// What each master said in `round`, as a lock keeps it (lock_state::answers).
+node_answers node_answers_of(const quorum_round& round);
 
 }  // namespace redlock::detail

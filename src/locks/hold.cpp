@@ -33,7 +33,7 @@ std::shared_ptr<lock_state> new_lock_state(const client_impl& client, const acqu
   s->fence = hold.fence;
   s->described = !options.description.empty();
   s->permits = options.permits;
-  s->nodes = std::move(hold.nodes);
+  s->answers = std::move(hold.answers);
   s->node_names = client.node_names;
   return s;
 }

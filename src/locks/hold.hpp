@@ -37,7 +37,7 @@ struct acquired_hold {
   std::uint64_t hold_id = 0;            ///< reentrant/fair: the latest request id of the acquisition
   steady_time valid_until{};            ///< the window's end (client clock)
   std::optional<std::uint64_t> fence;   ///< the fencing token that was raised, if fenced
-  std::vector<node_result> nodes;       ///< each master's answer, in node order
+  node_answers answers;                 ///< each master's answer, in node order
 };
 
 /// How a fair lock was won, which decides what its leave-the-queue round

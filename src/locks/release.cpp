@@ -34,7 +34,6 @@ void start_release(std::shared_ptr<client_impl> client, std::shared_ptr<lock_sta
     if (auto confirmation = state->confirmation.lock()) confirmation->cancel();
     if (!state->registry_key.empty()) client->held.erase(state->registry_key);
   }
-  auto h = std::make_shared<done_handler>(std::move(handler));
   // A mutex release that wakes a waiter may also list this client behind
   // it, when it was seen asking again at once: its next acquisition then
   // waits in line without a round of its own (section 10). Not a permit's:
@@ -48,10 +47,11 @@ void start_release(std::shared_ptr<client_impl> client, std::shared_ptr<lock_sta
   bool quiet = permit && client->retakes_permits(state->waiters_key());
   // Before the caller hears of it: a mutex release that woke a waiter
   // makes this client's next acquisition of the lock join the line.
-  auto on_decided = [client, h, state, wakes_by_name, relist, permit, quiet](quorum_round& f) {
+  auto on_decided = [client, h = std::move(handler), state, wakes_by_name, relist, permit,
+                     quiet](quorum_round& f) mutable {
     if (wakes_by_name) client->note_release_wake(state->waiters_key(), f, relist ? &*relist : nullptr);
     if (permit) client->note_permit_release(state->waiters_key(), state->permit, state->token, f, quiet);
-    complete_handler(client, std::move(*h), lease_round_error(f));
+    complete_handler(client, std::move(h), lease_round_error(f));
   };
   auto round = !state->keys.empty()
                    ? release_all_round(client, state->keys, state->token, state->described, std::move(on_decided))

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "connection/connection.hpp"
+#include "inline_function.hpp"
 #include "node_set.hpp"
 #include "quorum_decision.hpp"
 #include "scripts/script_call.hpp"
@@ -40,7 +41,10 @@ struct node_outcome {
 
 class quorum_round final : public reply_sink {
  public:
-  using decided_fn = std::function<void(quorum_round&)>;
+  // Inline: a round is made per attempt and per release, and its callbacks
+  // hold shared_ptrs (inline_function.hpp).
+  using decided_fn = inline_function<void(quorum_round&)>;
+  using late_reply_fn = inline_function<void(std::uint32_t node, const node_outcome& said), 96>;
 
   /// A script call: EVALSHA, with one EVAL fallback on NOSCRIPT per master.
   /// The command is encoded here, once: `keys` and `args` are only viewed.
@@ -75,7 +79,7 @@ class quorum_round final : public reply_sink {
   /// a late grant (`node_state::locked`, for example from a NOSCRIPT fallback
   /// that ran after a release was queued), a refusal, an error, or a deadline
   /// that passed (`node_state::unknown`: it may have applied).
-  void on_late_reply(std::function<void(std::uint32_t node, const node_outcome& said)> f) {
+  void on_late_reply(late_reply_fn f) {
     on_late_reply_ = std::move(f);
   }
 
@@ -113,7 +117,7 @@ class quorum_round final : public reply_sink {
   std::string_view name_;  // the script's or the plain command's, for the observer
   classify_fn classify_;
   decided_fn on_decided_;
-  std::function<void(std::uint32_t, const node_outcome&)> on_late_reply_;
+  late_reply_fn on_late_reply_;
   // Inline up to 9 masters: a round is made per attempt and per release.
   boost::container::small_vector<node_outcome, 9> outcomes_;
   quorum_decision decision_;

@@ -49,6 +49,8 @@ class release_listener : public std::enable_shared_from_this<release_listener> {
   void unwatch(const std::string& channel, waiter_id id);
   /// Subscribed already (watched, or lingering): watching it costs nothing.
   bool subscribed(std::string_view channel) const { return watchers_.find(channel) != watchers_.end(); }
+  /// Some channel is subscribed (lets a caller skip spelling one out).
+  bool subscribed_any() const { return !watchers_.empty(); }
 
   void shutdown();
 
