@@ -43,6 +43,19 @@ asio::io_context* io_context_of(const asio::any_io_executor& ex) {
   return nullptr;
 }
 
+// Runs `f` on the client's strand: inline when this thread is in it (an
+// operation started from one of our handlers, which run there), else queued.
+// Through its concrete type when it has one of ours (make_client_strand, or
+// the io_context's executor itself without a strand): any_io_executor wraps
+// every function it runs in a type-erased one on the heap, inline or not.
+template <typename F>
+void dispatch_on_strand(const detail::strand_type& strand, F&& f) {
+  using plain = asio::io_context::executor_type;
+  if (auto* s = strand.target<asio::strand<plain>>()) return asio::dispatch(*s, std::forward<F>(f));
+  if (auto* e = strand.target<plain>()) return asio::dispatch(*e, std::forward<F>(f));
+  asio::dispatch(strand, std::forward<F>(f));
+}
+
 }  // namespace
 
 async_client::async_client(executor_type executor, client_options options) {
@@ -85,12 +98,10 @@ void async_client::start_acquire(std::string name, acquire_options opts,
   // A fair waiter's place in line is when its caller asked, not when the
   // client's strand got to it (which may be later under load).
   auto asked_at = std::chrono::system_clock::now();
-  // Every operation starts by post, never dispatch: called from one of our
-  // completion handlers (they may run on the strand), dispatch ran the
-  // operation inside this call, and an outcome known at once (a release of
-  // a lock already released) called the handler before the call returned,
-  // which an Asio initiating function never does.
-  asio::post(impl_->strand, [impl = impl_, n = std::move(name), opts, asked_at, h = std::move(handler)]() mutable {
+  // Called from one of our handlers, the operation may run inside this
+  // call: an outcome known at once is then posted (detail::initiation).
+  detail::initiation under_way;
+  dispatch_on_strand(impl_->strand, [impl = impl_, n = std::move(name), opts, asked_at, h = std::move(handler)]() mutable {
     detail::start_acquire(std::move(impl), std::move(n), opts, asked_at, std::move(h));
   });
 }
@@ -104,14 +115,16 @@ void async_client::start_campaign(std::string name, acquire_options opts,
     return refuse(*impl_, std::move(handler), "async_campaign",
                   {make_error_code(errc::bad_option), "a campaign is for one name, of the mutex kind"}, lock{});
   auto asked_at = std::chrono::system_clock::now();
-  asio::post(impl_->strand, [impl = impl_, n = std::move(name), opts, asked_at, h = std::move(handler)]() mutable {
+  detail::initiation under_way;
+  dispatch_on_strand(impl_->strand, [impl = impl_, n = std::move(name), opts, asked_at, h = std::move(handler)]() mutable {
     detail::start_campaign(std::move(impl), std::move(n), opts, asked_at, std::move(h));
   });
 }
 
 void async_client::start_resign(lock l, asio::any_completion_handler<done_signature> handler) {
   if (!l) return fail_now(impl_->executor, std::move(handler), make_error_code(errc::empty_lock));
-  asio::post(impl_->strand, [impl = impl_, s = detail::lock_access::state(l), h = std::move(handler)]() mutable {
+  detail::initiation under_way;
+  dispatch_on_strand(impl_->strand, [impl = impl_, s = detail::lock_access::state(l), h = std::move(handler)]() mutable {
     detail::start_resign(std::move(impl), std::move(s), std::move(h));
   });
 }
@@ -129,7 +142,8 @@ observation async_client::observe(std::string name, std::function<void(const std
 void async_client::start_status(std::string name, asio::any_completion_handler<status_signature> handler) {
   if (name.empty()) return fail_now(impl_->executor, std::move(handler), make_error_code(errc::empty_name),
                                     std::vector<node_status>{});
-  asio::post(impl_->strand, [impl = impl_, n = std::move(name), h = std::move(handler)]() mutable {
+  detail::initiation under_way;
+  dispatch_on_strand(impl_->strand, [impl = impl_, n = std::move(name), h = std::move(handler)]() mutable {
     detail::start_status(std::move(impl), std::move(n), std::move(h));
   });
 }
@@ -160,7 +174,8 @@ lock async_client::adopt(const std::string& name, const std::string& token, mill
 
 void async_client::start_release(lock l, asio::any_completion_handler<done_signature> handler) {
   if (!l) return fail_now(impl_->executor, std::move(handler), make_error_code(errc::empty_lock));
-  asio::post(impl_->strand, [impl = impl_, s = detail::lock_access::state(l), h = std::move(handler)]() mutable {
+  detail::initiation under_way;
+  dispatch_on_strand(impl_->strand, [impl = impl_, s = detail::lock_access::state(l), h = std::move(handler)]() mutable {
     detail::start_release(std::move(impl), std::move(s), std::move(h));
   });
 }
@@ -169,7 +184,8 @@ void async_client::start_extend(lock l, milliseconds ttl, asio::any_completion_h
   if (!l) return fail_now(impl_->executor, std::move(handler), make_error_code(errc::empty_lock));
   if (auto bad = detail::check_ttl(ttl, impl_->options.node_timeout))
     return refuse(*impl_, std::move(handler), "async_extend", bad);
-  asio::post(impl_->strand, [impl = impl_, s = detail::lock_access::state(l), ttl, h = std::move(handler)]() mutable {
+  detail::initiation under_way;
+  dispatch_on_strand(impl_->strand, [impl = impl_, s = detail::lock_access::state(l), ttl, h = std::move(handler)]() mutable {
     detail::start_extend(std::move(impl), std::move(s), ttl, std::move(h));
   });
 }

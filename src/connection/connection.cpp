@@ -7,6 +7,8 @@
 #include <redlock/error.hpp>
 #include <redlock/observer.hpp>
 
+#include <boost/asio/bind_allocator.hpp>
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
@@ -113,10 +115,15 @@ void connection::start_read() {
     self->on_bytes(n);
     if (gen == self->generation_) self->start_read();
   };
-  if (tls_)
-    tls_->async_read_some(asio::buffer(rx_buf_), std::move(on_read));
+  if (tls_) return tls_->async_read_some(asio::buffer(rx_buf_), std::move(on_read));
+  auto reusing_memory = asio::bind_allocator(read_allocator<void>(read_memory_), std::move(on_read));
+  // The strand as its concrete type, when it is one over an io_context:
+  // behind any_io_executor, every completion was wrapped in a type-erased
+  // function from Asio's per-thread cache before the strand queued it.
+  if (auto* strand = strand_.target<asio::strand<asio::io_context::executor_type>>())
+    socket_.async_read_some(asio::buffer(rx_buf_), asio::bind_executor(*strand, std::move(reusing_memory)));
   else
-    socket_.async_read_some(asio::buffer(rx_buf_), std::move(on_read));
+    socket_.async_read_some(asio::buffer(rx_buf_), std::move(reusing_memory));
 }
 
 void connection::on_bytes(std::size_t n) {

@@ -17,6 +17,7 @@
 
 #include "connection_config.hpp"
 #include "node_address.hpp"
+#include "read_memory.hpp"
 #include "resp.hpp"
 
 #include <redlock/clock.hpp>
@@ -166,6 +167,7 @@ class connection : public std::enable_shared_from_this<connection> {
   // front of its buffer instead of allocating a node every few requests.
   boost::container::devector<pending> pending_;
   std::array<char, 16384> rx_buf_;
+  std::shared_ptr<read_memory> read_memory_ = std::make_shared<read_memory>();
   reply_reader reader_;
   std::chrono::steady_clock::time_point last_rx_;
   std::chrono::steady_clock::time_point reconnect_after_{};

@@ -31,7 +31,23 @@ void start_status(std::shared_ptr<client_impl> client, std::string name, status_
 void run_extend(const std::shared_ptr<client_impl>& client, const std::shared_ptr<lock_state>& state, milliseconds ttl,
                 std::function<void(boost::system::error_code)> done);
 
-/// Completes `handler` on its associated executor (inline when that is ours).
+/// The client's initiating functions under way on this thread. They start
+/// their operation with dispatch, so one called from a handler that runs on
+/// the client's strand runs its operation inside the call; an outcome known
+/// at once (a release of a lock already released) must then not call the
+/// handler before the call returns, which an Asio initiating function never
+/// does. (post instead of dispatch would cost every operation an extra
+/// scheduler operation, and its allocation.)
+inline thread_local int initiations_under_way = 0;
+struct initiation {
+  initiation() noexcept { ++initiations_under_way; }
+  ~initiation() { --initiations_under_way; }
+  initiation(const initiation&) = delete;
+  initiation& operator=(const initiation&) = delete;
+};
+
+/// Completes `handler` on its associated executor: inline when that is
+/// ours, posted when an initiating function is under way on this thread.
 template <typename Handler, typename... Args>
 void complete_handler(const std::shared_ptr<client_impl>& client, Handler handler, Args&&... args);
 
@@ -39,8 +55,13 @@ void complete_handler(const std::shared_ptr<client_impl>& client, Handler handle
 
 #include <boost/asio/append.hpp>
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
 
 template <typename Handler, typename... Args>
 void redlock::detail::complete_handler(const std::shared_ptr<client_impl>& client, Handler handler, Args&&... args) {
-  boost::asio::dispatch(client->completion_executor, boost::asio::append(std::move(handler), std::forward<Args>(args)...));
+  auto completion = boost::asio::append(std::move(handler), std::forward<Args>(args)...);
+  if (initiations_under_way > 0)
+    boost::asio::post(client->executor, std::move(completion));  // then the handler's own executor
+  else
+    boost::asio::dispatch(client->completion_executor, std::move(completion));
 }

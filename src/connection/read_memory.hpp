@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+// Memory for one connection's read path, reused from one read to the next:
+// the read operation, and the strand's wrapper of its completion. Asio's own
+// cache keeps two blocks per thread for every kind of operation at once, and
+// with a read outstanding on each of five masters it missed at almost every
+// completion (redlock-bench alloc). Bound to the read handler as its
+// associated allocator (connection::start_read).
+//
+// Blocks are taken and given back on whichever thread runs the reactor or
+// the strand, so each slot is claimed atomically. A request that does not
+// fit, or finds both slots taken, goes to the heap. The allocator shares
+// ownership of the memory: an operation (or the strand's invoker, which
+// keeps a copy of the executor it was posted with) may outlive its
+// connection.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <new>
+
+namespace redlock::detail {
+
+class read_memory {
+ public:
+  void* allocate(std::size_t size) {
+    if (size <= slot_size)
+      for (auto& s : slots_)
+        if (!s.taken.exchange(true, std::memory_order_acquire)) return s.bytes;
+    return ::operator new(size);
+  }
+  void deallocate(void* p) noexcept {
+    for (auto& s : slots_)
+      if (p == s.bytes) return s.taken.store(false, std::memory_order_release);
+    ::operator delete(p);
+  }
+
+ private:
+  static constexpr std::size_t slot_size = 512;
+  struct slot {
+    alignas(std::max_align_t) std::byte bytes[slot_size];
+    std::atomic<bool> taken{false};
+  };
+  std::array<slot, 2> slots_;
+};
+
+template <typename T>
+class read_allocator {
+ public:
+  using value_type = T;
+  explicit read_allocator(std::shared_ptr<read_memory> memory) noexcept : memory_(std::move(memory)) {}
+  template <typename U>
+  read_allocator(const read_allocator<U>& other) noexcept : memory_(other.memory_) {}  // NOLINT: rebinding
+
+  T* allocate(std::size_t n) {
+    static_assert(alignof(T) <= alignof(std::max_align_t), "over-aligned operation");
+    return static_cast<T*>(memory_->allocate(n * sizeof(T)));
+  }
+  void deallocate(T* p, std::size_t) noexcept { memory_->deallocate(p); }
+
+  template <typename U>
+  bool operator==(const read_allocator<U>& other) const noexcept {
+    return memory_ == other.memory_;
+  }
+
+ private:
+  template <typename U>
+  friend class read_allocator;
+  std::shared_ptr<read_memory> memory_;
+};
+
+}  // namespace redlock::detail
