@@ -347,9 +347,15 @@ BOOST_AUTO_TEST_CASE(fair_holder_leaves_the_queue_also_where_it_did_not_hold_the
   redlock::client holder(m.options());
   auto held = holder.acquire("stale-head", fair());
   auto field = holder_field(m[0], "stale-head");
-  m[2].command({"DEL", "stale-head"});
-  m[2].command({"ZADD", keys::queue("stale-head"), "1", field});
-  m[2].command({"ZADD", keys::queue_deadlines("stale-head"), "99999999999999", field});
+  // The holder leaves the queues by a round sent once it has its lock: wait
+  // until it did, then plant the stale entry in one step (planted between
+  // that round's two removals, half of it outlived the release).
+  for (std::size_t i = 0; i < 3; ++i) BOOST_REQUIRE(eventually([&] { return queued_on(m[i], "stale-head") == 0u; }));
+  m[2].command({"EVAL",
+                "redis.call('DEL', KEYS[1]) redis.call('ZADD', KEYS[2], 1, ARGV[1]) "
+                "redis.call('ZADD', KEYS[3], '99999999999999', ARGV[1])",
+                "3", "stale-head", keys::queue("stale-head"), keys::queue_deadlines("stale-head"), field});
+  BOOST_REQUIRE(queued_on(m[2], "stale-head") == 1u);
   holder.release(held);
   BOOST_TEST(eventually([&] { return queued_on(m[2], "stale-head") == 0u; }));
   BOOST_TEST(m[2].command({"ZSCORE", keys::queue_deadlines("stale-head"), field}) == "(nil)");
