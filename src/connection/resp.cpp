@@ -16,42 +16,15 @@ std::size_t decimal_digits(std::size_t n) noexcept {
   while (n >= 10) n /= 10, ++digits;
   return digits;
 }
-
-void append_length_line(std::string& out, char type, std::size_t n) {
-  std::array<char, 24> line;
-  line[0] = type;
-  auto end = std::to_chars(line.data() + 1, line.data() + line.size() - 2, n).ptr;
-  *end++ = '\r';
-  *end++ = '\n';
-  out.append(line.data(), end);
-}
 }  // namespace
 
 std::size_t array_header_size(std::size_t count) noexcept { return 1 + decimal_digits(count) + 2; }
 std::size_t bulk_size(std::size_t length) noexcept { return 1 + decimal_digits(length) + 2 + length + 2; }
 
-void append_array_header(std::string& out, std::size_t count) { append_length_line(out, '*', count); }
-
-void append_bulk(std::string& out, const word& w) {
-  append_length_line(out, '$', w.size());
-  w.append_to(out);
-  out.append("\r\n");
-}
-
 std::size_t bulks_size(word_list words) noexcept {
   std::size_t bytes = 0;
   for (std::size_t i = 0; i < words.size(); ++i) bytes += bulk_size(words[i].size());
   return bytes;
-}
-
-void append_bulks(std::string& out, word_list words) {
-  for (std::size_t i = 0; i < words.size(); ++i) append_bulk(out, words[i]);
-}
-
-void append_command(std::string& out, word_list argv) {
-  out.reserve(out.size() + array_header_size(argv.size()) + bulks_size(argv));
-  append_array_header(out, argv.size());
-  append_bulks(out, argv);
 }
 
 void reply_deleter::operator()(redisReply* r) const noexcept { reply_pool::give_back(r); }

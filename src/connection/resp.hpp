@@ -5,9 +5,11 @@
 
 #include <hiredis/hiredis.h>
 
+#include <boost/container/small_vector.hpp>
 #include <boost/system/error_code.hpp>
 
 #include <array>
+#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -41,8 +43,9 @@ class word {
     for (std::size_t i = 0; i < count_; ++i) n += pieces_[i].size();
     return n;
   }
-  void append_to(std::string& out) const {
-    for (std::size_t i = 0; i < count_; ++i) out.append(pieces_[i]);
+  template <typename Out>
+  void append_to(Out& out) const {
+    for (std::size_t i = 0; i < count_; ++i) out.append(pieces_[i].data(), pieces_[i].size());
   }
   std::string str() const {
     std::string out;
@@ -82,16 +85,70 @@ class word_list {
 /// per command, and requests are the protocol's simple half (replies are
 /// parsed by hiredis's redisReader below). The unit tests check every
 /// encoding against hiredis's.
+/// Written to a std::string, or to a command_buffer.
 std::size_t array_header_size(std::size_t count) noexcept;
 std::size_t bulk_size(std::size_t length) noexcept;
-void append_array_header(std::string& out, std::size_t count);
-void append_bulk(std::string& out, const word& w);
+template <typename Out>
+void append_array_header(Out& out, std::size_t count);
+template <typename Out>
+void append_bulk(Out& out, const word& w);
 /// The bytes `words` take as bulk strings, and appending them so.
 std::size_t bulks_size(word_list words) noexcept;
-void append_bulks(std::string& out, word_list words);
+template <typename Out>
+void append_bulks(Out& out, word_list words);
 
 /// Appends the RESP encoding of one command to `out` (growing it once).
-void append_command(std::string& out, word_list argv);
+template <typename Out>
+void append_command(Out& out, word_list argv);
+
+/// An encoded command kept inside its owner up to `Inline` bytes: a quorum
+/// round's (as a std::string, it was an allocation per round).
+template <std::size_t Inline>
+class command_buffer {
+ public:
+  void append(const char* p, std::size_t n) { bytes_.insert(bytes_.end(), p, p + n); }
+  void reserve(std::size_t n) { bytes_.reserve(n); }
+  std::size_t size() const noexcept { return bytes_.size(); }
+  std::string_view view() const noexcept { return {bytes_.data(), bytes_.size()}; }
+
+ private:
+  boost::container::small_vector<char, Inline> bytes_;
+};
+
+namespace resp_detail {
+inline void append_length_line(auto& out, char type, std::size_t n) {
+  std::array<char, 24> line;
+  line[0] = type;
+  auto end = std::to_chars(line.data() + 1, line.data() + line.size() - 2, n).ptr;
+  *end++ = '\r';
+  *end++ = '\n';
+  out.append(line.data(), static_cast<std::size_t>(end - line.data()));
+}
+}  // namespace resp_detail
+
+template <typename Out>
+void append_array_header(Out& out, std::size_t count) {
+  resp_detail::append_length_line(out, '*', count);
+}
+
+template <typename Out>
+void append_bulk(Out& out, const word& w) {
+  resp_detail::append_length_line(out, '$', w.size());
+  w.append_to(out);
+  out.append("\r\n", 2);
+}
+
+template <typename Out>
+void append_bulks(Out& out, word_list words) {
+  for (std::size_t i = 0; i < words.size(); ++i) append_bulk(out, words[i]);
+}
+
+template <typename Out>
+void append_command(Out& out, word_list argv) {
+  out.reserve(out.size() + array_header_size(argv.size()) + bulks_size(argv));
+  append_array_header(out, argv.size());
+  append_bulks(out, argv);
+}
 
 /// Replies from reply_reader come from its pool (reply_pool.hpp).
 struct reply_deleter {

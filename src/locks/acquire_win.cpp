@@ -50,7 +50,7 @@ void acquire_op::hold(win w) {
   if (options_.report) last_round_ = unnamed_results(w.answers);
   auto key = w.key.empty() ? key_ : std::move(w.key);
   auto state = new_lock_state(*client_, options_,
-                              {name_, key, std::move(token_), latest_request_, w.valid_until, w.fence,
+                              {name_, std::move(key), std::move(token_), latest_request_, w.valid_until, w.fence,
                                std::move(w.answers)});
   if (is_semaphore()) {
     state->permit = permit_slot(first_slot_, options_.permits, *won_choice_);

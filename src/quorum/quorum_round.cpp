@@ -25,7 +25,7 @@ quorum_round::quorum_round(const std::shared_ptr<node_set>& masters, word_list a
   // its first word's length line.
   if (argv.size() == 0) return;  // (no caller sends nothing)
   auto name_size = argv[0].size();
-  name_ = std::string_view(plain_).substr(array_header_size(argv.size()) + bulk_size(name_size) - name_size - 2,
+  name_ = plain_.view().substr(array_header_size(argv.size()) + bulk_size(name_size) - name_size - 2,
                                           name_size);
 }
 

@@ -102,7 +102,7 @@ class quorum_round final : public reply_sink {
  private:
   quorum_round(const std::shared_ptr<node_set>& masters, classify_fn classify, decided_fn on_decided);
   /// What every master is sent: the EVALSHA call, or the plain command.
-  const std::string& command() const noexcept { return call_ ? call_->evalsha() : plain_; }
+  std::string_view command() const noexcept { return call_ ? call_->evalsha() : plain_.view(); }
   /// Stamps the round's start and deadline.
   void begin_round(const node_set& masters);
 
@@ -113,7 +113,7 @@ class quorum_round final : public reply_sink {
   std::shared_ptr<const clock_source> clock_;
   std::shared_ptr<observer> observer_;  // may outlive the client, like the round itself
   std::optional<script_call> call_;  // empty: plain_ is a plain command
-  std::string plain_;
+  command_buffer<160> plain_;  // inline: SET NX PX on short names fits
   std::string_view name_;  // the script's or the plain command's, for the observer
   classify_fn classify_;
   decided_fn on_decided_;

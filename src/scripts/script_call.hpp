@@ -36,13 +36,13 @@ class script_call {
   }
 
   const script& called() const noexcept { return *script_; }
-  const std::string& evalsha() const noexcept { return evalsha_; }
+  std::string_view evalsha() const noexcept { return evalsha_.view(); }
   /// The same call with the script's body: the same words after the SHA1.
   std::string eval() const {
     std::string out;
-    std::string_view after_sha = std::string_view(evalsha_).substr(words_at_);
+    std::string_view after_sha = evalsha().substr(words_at_);
     out.reserve(header_end_ + bulk_size(4) + bulk_size(script_->body.size()) + after_sha.size());
-    out.append(evalsha_, 0, header_end_);
+    out.append(evalsha().substr(0, header_end_));
     append_bulk(out, "EVAL");
     append_bulk(out, script_->body);
     out.append(after_sha);
@@ -51,7 +51,9 @@ class script_call {
 
  private:
   const script* script_;
-  std::string evalsha_;
+  // Inline: a round's call to a lock script on short names fits (a
+  // release of the mutex names five keys and words, about 300 bytes).
+  command_buffer<384> evalsha_;
   std::size_t header_end_ = 0;  // after the array header ('*<words>\r\n')
   std::size_t words_at_ = 0;    // where numkeys starts
 };
