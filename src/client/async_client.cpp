@@ -36,11 +36,9 @@ void refuse(const detail::client_impl& impl, Handler handler, const char* operat
 // The io_context behind an executor, when it is one (with or without
 // outstanding work tracking); null for any other execution context.
 asio::io_context* io_context_of(const asio::any_io_executor& ex) {
-  using plain = asio::io_context::executor_type;
-  using tracked = std::decay_t<decltype(asio::require(std::declval<plain>(), asio::execution::outstanding_work.tracked))>;
-  if (auto* e = ex.target<plain>()) return &e->context();
-  if (auto* e = ex.target<tracked>()) return &e->context();
-  return nullptr;
+  asio::io_context* io = nullptr;
+  detail::visit_io_context_executor(ex, [&](const auto& e) { io = &e.context(); });
+  return io;
 }
 
 // Runs `f` on the client's strand: inline when this thread is in it (an

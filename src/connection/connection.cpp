@@ -20,11 +20,10 @@ using steady = std::chrono::steady_clock;
 using boost::system::error_code;
 
 strand_type make_client_strand(const asio::any_io_executor& ex) {
-  using plain = asio::io_context::executor_type;
-  using tracked = std::decay_t<decltype(asio::require(std::declval<plain>(), asio::execution::outstanding_work.tracked))>;
-  if (auto* e = ex.target<plain>()) return asio::make_strand(*e);
-  if (auto* e = ex.target<tracked>()) return asio::make_strand(*e);
-  return asio::make_strand(ex);
+  strand_type strand;
+  if (!visit_io_context_executor(ex, [&](const auto& e) { strand = asio::make_strand(e); }))
+    strand = asio::make_strand(ex);
+  return strand;
 }
 
 connection::connection(strand_type strand, node_address address, const connection_config& options,

@@ -24,6 +24,7 @@
 #include <redlock/options.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/ssl/stream.hpp>
@@ -52,6 +53,21 @@ using strand_type = boost::asio::any_io_executor;
 
 /// A new strand over `ex` (see strand_type).
 strand_type make_client_strand(const boost::asio::any_io_executor& ex);
+
+/// Calls `f` with the io_context executor behind `ex` (as it is, or
+/// tracking outstanding work) and returns true; false when `ex` is not an
+/// io_context's. The client reaches concrete types this way where
+/// any_io_executor would cost allocations (the strand, the completion
+/// executor).
+template <typename F>
+bool visit_io_context_executor(const boost::asio::any_io_executor& ex, F&& f) {
+  using plain = boost::asio::io_context::executor_type;
+  using tracked = std::decay_t<decltype(boost::asio::require(std::declval<plain>(),
+                                                             boost::asio::execution::outstanding_work.tracked))>;
+  if (auto* e = ex.target<plain>()) return f(*e), true;
+  if (auto* e = ex.target<tracked>()) return f(*e), true;
+  return false;
+}
 
 /// Receives the outcome of requests. Called exactly once per request, on the
 /// strand: with a reply (`ec` clear; the reply may be an error reply), or with

@@ -5,8 +5,6 @@
 #include "quorum/validity.hpp"
 #include "scripts/script.hpp"
 
-#include <boost/asio/io_context.hpp>
-
 #include <sys/random.h>
 
 #include <cerrno>
@@ -22,12 +20,10 @@ namespace {
 // executor in another makes every `prefer` on it (one per completion, for
 // outstanding work) build a shared, heap-allocated target.
 boost::asio::any_completion_executor completion_executor_of(const boost::asio::any_io_executor& ex) {
-  using plain = boost::asio::io_context::executor_type;
-  using tracked =
-      std::decay_t<decltype(boost::asio::require(std::declval<plain>(), boost::asio::execution::outstanding_work.tracked))>;
-  if (auto* e = ex.target<plain>()) return boost::asio::any_completion_executor(*e);
-  if (auto* e = ex.target<tracked>()) return boost::asio::any_completion_executor(*e);
-  return boost::asio::any_completion_executor(ex);
+  boost::asio::any_completion_executor out;
+  if (!visit_io_context_executor(ex, [&](const auto& e) { out = boost::asio::any_completion_executor(e); }))
+    out = boost::asio::any_completion_executor(ex);
+  return out;
 }
 
 }  // namespace
