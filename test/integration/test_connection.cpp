@@ -14,7 +14,9 @@
 
 #include <atomic>
 #include <csignal>
+#include <cstdio>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <memory>
 #include <set>
@@ -47,11 +49,12 @@ bool runs(pid_t pid) {
 }
 }  // namespace
 
-BOOST_AUTO_TEST_CASE(test_servers_die_with_a_test_process_killed_before_its_destructors) {
-  // The fixture's own guarantee: a test process that dies without unwinding
-  // (an abort, or ctest's SIGKILL at its timeout) takes its redis-servers
-  // with it, instead of leaving them on their ports with ctest's output pipe
-  // open. A child process starts one and is killed.
+namespace {
+// A child process runs `start` (which makes a redis_process it never
+// destroys and returns it), tells its pid and port, and is killed with
+// SIGKILL, without unwinding: the server must die with it. `start` returns
+// nullptr when it found the server already broken (a message says why).
+void server_dies_with_its_killed_test(const std::function<redlock::testing::redis_process*()>& start) {
   int out[2];
   BOOST_REQUIRE(::pipe(out) == 0);
   pid_t child = ::fork();
@@ -61,9 +64,10 @@ BOOST_AUTO_TEST_CASE(test_servers_die_with_a_test_process_killed_before_its_dest
     pid_t server = -1;
     std::uint16_t port = 0;
     try {
-      auto* s = new redlock::testing::redis_process();  // never destroyed
-      server = s->pid();
-      port = s->port();
+      if (auto* s = start()) {
+        server = s->pid();
+        port = s->port();
+      }
     } catch (...) {
     }
     [[maybe_unused]] auto w1 = ::write(out[1], &server, sizeof server);
@@ -78,11 +82,35 @@ BOOST_AUTO_TEST_CASE(test_servers_die_with_a_test_process_killed_before_its_dest
   int status = 0;
   ::waitpid(child, &status, 0);
   BOOST_REQUIRE(got);
-  BOOST_REQUIRE_MESSAGE(server > 0, "the child could not start a redis-server");
+  BOOST_REQUIRE_MESSAGE(server > 0, "the child could not start a working redis-server");
   BOOST_TEST((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL));
   bool gone = eventually([&] { return !runs(server); }, 5s);
   BOOST_TEST(gone, "the killed test's redis-server (pid " << server << ", port " << port << ") still runs");
   if (!gone) ::kill(server, SIGKILL);  // this test's own clean-up
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(test_servers_die_with_a_test_process_killed_before_its_destructors) {
+  // The fixture's own guarantee: a test process that dies without unwinding
+  // (an abort, or ctest's SIGKILL at its timeout) takes its redis-servers
+  // with it, instead of leaving them on their ports with ctest's output pipe
+  // open.
+  server_dies_with_its_killed_test([] { return new redlock::testing::redis_process(); });
+}
+
+BOOST_AUTO_TEST_CASE(test_servers_started_by_a_thread_that_ended_die_with_the_test_process) {
+  // The same for a server a nemesis thread restarted: it must outlive that
+  // thread (the test goes on using it), and still die with the test.
+  server_dies_with_its_killed_test([]() -> redlock::testing::redis_process* {
+    redlock::testing::redis_process* s = nullptr;
+    std::thread([&] { s = new redlock::testing::redis_process(); }).join();
+    std::thread([&] { s->restart(); }).join();
+    if (s->command({"PING"}) != "PONG") {
+      std::fprintf(stderr, "the server did not outlive the thread that restarted it\n");
+      return nullptr;
+    }
+    return s;
+  });
 }
 
 BOOST_AUTO_TEST_CASE(scripts_survive_script_flush) {

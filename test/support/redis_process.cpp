@@ -4,6 +4,11 @@
 #include <hiredis/hiredis.h>
 
 #include <arpa/inet.h>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <mutex>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -43,6 +48,59 @@ std::string reply_text(const redisReply* r) {
     }
   }
   return "?";
+}
+
+// The one thread every server is forked from (see spawn). Never destroyed:
+// it must outlive every static, and it ends only with the process.
+class lasting_forker {
+ public:
+  static lasting_forker& instance() {
+    static auto* forker = new lasting_forker;
+    return *forker;
+  }
+
+  // fork() on the lasting thread; the child runs `in_child`, then exits
+  // with 127 if that returns (an exec that failed). Returns the child's pid
+  // or -1.
+  pid_t fork(const std::function<void()>& in_child) {
+    std::packaged_task<pid_t()> task([&in_child] {
+      pid_t pid = ::fork();
+      if (pid == 0) {
+        in_child();
+        std::_Exit(127);
+      }
+      return pid;
+    });
+    auto pid = task.get_future();
+    {
+      std::lock_guard lock(mutex_);
+      tasks_.push_back(std::move(task));
+    }
+    wake_.notify_one();
+    return pid.get();
+  }
+
+ private:
+  lasting_forker() {
+    std::thread([this] {
+      for (;;) {
+        std::unique_lock lock(mutex_);
+        wake_.wait(lock, [this] { return !tasks_.empty(); });
+        auto task = std::move(tasks_.front());
+        tasks_.pop_front();
+        lock.unlock();
+        task();
+      }
+    }).detach();
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::packaged_task<pid_t()>> tasks_;
+};
+
+pid_t fork_from_lasting_thread(const std::function<void()>& in_child) {
+  return lasting_forker::instance().fork(in_child);
 }
 
 }  // namespace
@@ -203,21 +261,17 @@ void redis_process::spawn() {
   // A test that dies without unwinding (an abort, ctest's SIGKILL at its
   // timeout) must not leave its servers running: they would keep the port,
   // and ctest's output pipe open, so the run would hang. The kernel kills the
-  // server when the thread that forked it ends, so only a server started by
-  // the main thread gets that: one started by a nemesis thread must outlive
-  // the thread (its destructor still stops it on a normal exit).
+  // server when the thread that forked it ends, so every server is forked by
+  // one thread that lasts as long as the test process (lasting_forker), also
+  // one a nemesis thread restarts; its destructor still stops it on a normal
+  // exit.
   const pid_t test_pid = ::getpid();
-  const bool from_main_thread = ::gettid() == test_pid;
-  pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("redis_process: fork failed");
-  if (pid == 0) {
-    if (from_main_thread) {
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::getppid() != test_pid) std::_Exit(127);  // the test died before prctl
-    }
+  pid_t pid = fork_from_lasting_thread([&] {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != test_pid) std::_Exit(127);  // the test died before prctl
     ::execvpe("redis-server", argv.data(), envp.data());
-    std::_Exit(127);
-  }
+  });
+  if (pid < 0) throw std::runtime_error("redis_process: fork failed");
   pid_ = pid;
   paused_ = false;
   try {
