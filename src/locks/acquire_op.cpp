@@ -159,7 +159,7 @@ void acquire_op::attempt() {
 
 void acquire_op::on_decided(quorum_round& f, std::uint64_t poll_id) {
   if (phase_ == phase::done) return;  // a release handed us the lock while this poll was in flight
-  if (options_.report) last_round_ = client_->node_results(f);
+  if (options_.report) last_round_ = node_results_of(f);
   if (!waiter_id_.empty() && !plain_retry_) {
     std::size_t refused = 0;
     for (auto& o : f.outcomes()) refused += o.state == node_state::refused;

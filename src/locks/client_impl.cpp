@@ -138,7 +138,7 @@ node_answers node_answers_of(const quorum_round& round) {
   return answers;
 }
 
-std::vector<node_result> client_impl::node_results(const quorum_round& round) const {
+std::vector<node_result> node_results_of(const quorum_round& round) {
   return unnamed_results(node_answers_of(round));
 }
 

@@ -67,11 +67,7 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   /// Where a fair release wakes the head of the queue when it is one of this
   /// client's waiters (the message is the head's owner field).
   std::string wake_channel(const std::string& key) const { return keys::wake_channel(key, client_id); }
-  /// What each master said in `round`, for an acquire_report, with the
-  /// masters' names left empty: the report names them when it is handed
-  /// over (name_nodes). A lock keeps node_answers_of(round) instead.
-  std::vector<node_result> node_results(const quorum_round& round) const;
-  /// Fills in the names node_results left empty (results in node order).
+  /// Fills in the names node_results_of left empty (results in node order).
   void name_nodes(std::vector<node_result>& nodes) const;
   /// Each master's display name, in node order (lock_state::node_names).
   std::shared_ptr<const std::vector<std::string>> node_names;
@@ -217,5 +213,8 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
 
 /// What each master said in `round`, as a lock keeps it (lock_state::answers).
 node_answers node_answers_of(const quorum_round& round);
+/// The same for an acquire_report, with the masters' names left empty: the
+/// report names them when it is handed over (client_impl::name_nodes).
+std::vector<node_result> node_results_of(const quorum_round& round);
 
 }  // namespace redlock::detail

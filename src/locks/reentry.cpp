@@ -49,7 +49,7 @@ class reentry_op : public std::enable_shared_from_this<reentry_op> {
  private:
   void on_decided(quorum_round& f) {
     if (options_.report) {
-      options_.report->last_attempt = client_->node_results(f);
+      options_.report->last_attempt = node_results_of(f);
       client_->name_nodes(options_.report->last_attempt);
     }
     auto why = lease_round_error(f);
