@@ -26,6 +26,26 @@ strand_type make_client_strand(const asio::any_io_executor& ex) {
   return strand;
 }
 
+namespace {
+
+// Starts an operation, `initiate(handler)`, with `handler` bound to `memory`
+// (the operation and its completion's wrapper reuse it; with TLS, so do the
+// socket operations the stream makes) and to the strand as its concrete
+// type when it is one over an io_context: behind any_io_executor, every
+// completion was wrapped in a type-erased function from Asio's per-thread
+// cache before the strand queued it (redlock-bench alloc).
+template <typename Handler, typename Initiate>
+void start_on_strand(const strand_type& strand, std::shared_ptr<handler_memory> memory, Handler handler,
+                     Initiate initiate) {
+  auto with_memory = asio::bind_allocator(handler_allocator<void>(std::move(memory)), std::move(handler));
+  if (auto* concrete = strand.target<asio::strand<asio::io_context::executor_type>>())
+    initiate(asio::bind_executor(*concrete, std::move(with_memory)));
+  else
+    initiate(std::move(with_memory));
+}
+
+}  // namespace
+
 connection::connection(strand_type strand, node_address address, const connection_config& options,
                        asio::ssl::context* tls_context, std::string preload, std::size_t preload_count)
     : strand_(std::move(strand)),
@@ -100,10 +120,12 @@ void connection::start_write() {
     if (ec) return self->fail_all(errc::connection_lost, false);
     self->start_write();
   };
-  if (tls_)
-    asio::async_write(*tls_, asio::buffer(tx_buf_), std::move(done));
-  else
-    asio::async_write(socket_, asio::buffer(tx_buf_), std::move(done));
+  start_on_strand(strand_, write_memory_, std::move(done), [this](auto handler) {
+    if (tls_)
+      asio::async_write(*tls_, asio::buffer(tx_buf_), std::move(handler));
+    else
+      asio::async_write(socket_, asio::buffer(tx_buf_), std::move(handler));
+  });
 }
 
 void connection::start_read() {
@@ -115,15 +137,12 @@ void connection::start_read() {
     self->on_bytes(n);
     if (gen == self->generation_) self->start_read();
   };
-  if (tls_) return tls_->async_read_some(asio::buffer(rx_buf_), std::move(on_read));
-  auto reusing_memory = asio::bind_allocator(read_allocator<void>(read_memory_), std::move(on_read));
-  // The strand as its concrete type, when it is one over an io_context:
-  // behind any_io_executor, every completion was wrapped in a type-erased
-  // function from Asio's per-thread cache before the strand queued it.
-  if (auto* strand = strand_.target<asio::strand<asio::io_context::executor_type>>())
-    socket_.async_read_some(asio::buffer(rx_buf_), asio::bind_executor(*strand, std::move(reusing_memory)));
-  else
-    socket_.async_read_some(asio::buffer(rx_buf_), std::move(reusing_memory));
+  start_on_strand(strand_, read_memory_, std::move(on_read), [this](auto handler) {
+    if (tls_)
+      tls_->async_read_some(asio::buffer(rx_buf_), std::move(handler));
+    else
+      socket_.async_read_some(asio::buffer(rx_buf_), std::move(handler));
+  });
 }
 
 void connection::on_bytes(std::size_t n) {

@@ -17,7 +17,7 @@
 
 #include "connection_config.hpp"
 #include "node_address.hpp"
-#include "read_memory.hpp"
+#include "handler_memory.hpp"
 #include "resp.hpp"
 
 #include <redlock/clock.hpp>
@@ -183,7 +183,10 @@ class connection : public std::enable_shared_from_this<connection> {
   // front of its buffer instead of allocating a node every few requests.
   boost::container::devector<pending> pending_;
   std::array<char, 16384> rx_buf_;
-  std::shared_ptr<read_memory> read_memory_ = std::make_shared<read_memory>();
+  // One each for the read and the write path (at most one of each is under
+  // way): see start_on_strand in connection.cpp.
+  std::shared_ptr<handler_memory> read_memory_ = std::make_shared<handler_memory>();
+  std::shared_ptr<handler_memory> write_memory_ = std::make_shared<handler_memory>();
   reply_reader reader_;
   std::chrono::steady_clock::time_point last_rx_;
   std::chrono::steady_clock::time_point reconnect_after_{};

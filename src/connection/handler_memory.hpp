@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// Memory for one connection's read path, reused from one read to the next:
-// the read operation, and the strand's wrapper of its completion. Asio's own
-// cache keeps two blocks per thread for every kind of operation at once, and
-// with a read outstanding on each of five masters it missed at almost every
-// completion (redlock-bench alloc). Bound to the read handler as its
-// associated allocator (connection::start_read).
+// Memory for one of a connection's I/O paths (its reads, or its writes),
+// reused from one operation to the next: the operation (with TLS, the
+// stream's and the socket's), and the strand's wrapper of its completion.
+// Asio's own cache keeps two blocks per thread for every kind of operation
+// at once, and with a read outstanding on each of five masters it missed at
+// almost every completion (redlock-bench alloc). Bound to the handler as its
+// associated allocator (start_on_strand in connection.cpp).
 //
 // Blocks are taken and given back on whichever thread runs the reactor or
 // the strand, so each slot is claimed atomically. A request that does not
@@ -22,7 +23,7 @@
 
 namespace redlock::detail {
 
-class read_memory {
+class handler_memory {
  public:
   void* allocate(std::size_t size) {
     if (size <= slot_size)
@@ -46,12 +47,12 @@ class read_memory {
 };
 
 template <typename T>
-class read_allocator {
+class handler_allocator {
  public:
   using value_type = T;
-  explicit read_allocator(std::shared_ptr<read_memory> memory) noexcept : memory_(std::move(memory)) {}
+  explicit handler_allocator(std::shared_ptr<handler_memory> memory) noexcept : memory_(std::move(memory)) {}
   template <typename U>
-  read_allocator(const read_allocator<U>& other) noexcept : memory_(other.memory_) {}  // NOLINT: rebinding
+  handler_allocator(const handler_allocator<U>& other) noexcept : memory_(other.memory_) {}  // NOLINT: rebinding
 
   T* allocate(std::size_t n) {
     static_assert(alignof(T) <= alignof(std::max_align_t), "over-aligned operation");
@@ -60,14 +61,14 @@ class read_allocator {
   void deallocate(T* p, std::size_t) noexcept { memory_->deallocate(p); }
 
   template <typename U>
-  bool operator==(const read_allocator<U>& other) const noexcept {
+  bool operator==(const handler_allocator<U>& other) const noexcept {
     return memory_ == other.memory_;
   }
 
  private:
   template <typename U>
-  friend class read_allocator;
-  std::shared_ptr<read_memory> memory_;
+  friend class handler_allocator;
+  std::shared_ptr<handler_memory> memory_;
 };
 
 }  // namespace redlock::detail

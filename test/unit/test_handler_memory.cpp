@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// read_memory, a connection's reusable memory for its read path: blocks
+// handler_memory, a connection's reusable memory for its reads or writes: blocks
 // come back to be used again, and what does not fit goes to the heap.
-#define BOOST_TEST_MODULE unit_read_memory
+#define BOOST_TEST_MODULE unit_handler_memory
 #include <boost/test/unit_test.hpp>
 
-#include "connection/read_memory.hpp"
+#include "connection/handler_memory.hpp"
 
 #include <cstring>
 #include <memory>
@@ -13,12 +13,12 @@
 #include <thread>
 #include <vector>
 
-using redlock::detail::read_allocator;
-using redlock::detail::read_memory;
+using redlock::detail::handler_allocator;
+using redlock::detail::handler_memory;
 
 BOOST_AUTO_TEST_CASE(a_block_given_back_is_the_next_one_handed_out) {
-  auto memory = std::make_shared<read_memory>();
-  read_allocator<char> a(memory);
+  auto memory = std::make_shared<handler_memory>();
+  handler_allocator<char> a(memory);
   char* first = a.allocate(200);
   std::memset(first, 1, 200);
   a.deallocate(first, 200);
@@ -28,8 +28,8 @@ BOOST_AUTO_TEST_CASE(a_block_given_back_is_the_next_one_handed_out) {
 }
 
 BOOST_AUTO_TEST_CASE(two_blocks_at_once_then_the_heap_and_big_requests_go_to_the_heap) {
-  auto memory = std::make_shared<read_memory>();
-  read_allocator<char> a(memory);
+  auto memory = std::make_shared<handler_memory>();
+  handler_allocator<char> a(memory);
   char* one = a.allocate(64);
   char* two = a.allocate(64);
   char* three = a.allocate(64);  // both slots taken
@@ -47,12 +47,12 @@ BOOST_AUTO_TEST_CASE(two_blocks_at_once_then_the_heap_and_big_requests_go_to_the
 }
 
 BOOST_AUTO_TEST_CASE(rebound_copies_share_the_memory_and_keep_it_alive) {
-  std::optional<read_allocator<int>> kept;
+  std::optional<handler_allocator<int>> kept;
   {
-    auto memory = std::make_shared<read_memory>();
-    read_allocator<char> a(memory);
+    auto memory = std::make_shared<handler_memory>();
+    handler_allocator<char> a(memory);
     kept.emplace(a);
-    BOOST_TEST((read_allocator<int>(a) == a));
+    BOOST_TEST((handler_allocator<int>(a) == a));
   }
   int* p = kept->allocate(4);  // the memory outlived the first owner
   p[3] = 7;
@@ -60,9 +60,9 @@ BOOST_AUTO_TEST_CASE(rebound_copies_share_the_memory_and_keep_it_alive) {
 }
 
 BOOST_AUTO_TEST_CASE(blocks_taken_and_given_back_on_two_threads_are_never_handed_out_twice) {
-  auto memory = std::make_shared<read_memory>();
+  auto memory = std::make_shared<handler_memory>();
   auto worker = [memory](char mark) {
-    read_allocator<char> a(memory);
+    handler_allocator<char> a(memory);
     for (int i = 0; i < 20000; ++i) {
       char* p = a.allocate(128);
       std::memset(p, mark, 128);
