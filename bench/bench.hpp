@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 #include <sys/types.h>
@@ -110,10 +111,17 @@ struct settings {
   std::size_t workers = 8;  // contended scenarios: threads, each its own client
   bool one_thread = false;  // contended scenarios: the workers as coroutines on one thread instead
   std::string tag;         // unique per run: part of every key name
+  std::string tls_ca_file;  // rediss:// masters: the CA that signed their certificates
 
   redlock::client_options client_options() const;
   std::vector<std::string> uris() const;
 };
+
+/// Why a scenario that reads the masters through connect_blocking (`what`
+/// it reads) cannot run on these masters (one uses TLS), or nothing.
+std::optional<std::string> plain_masters_needed(const settings& s, const std::string& what);
+/// Where worker processes (spawn_self) find --tls-ca-file: set by main.
+inline constexpr const char* tls_ca_file_variable = "REDLOCK_BENCH_TLS_CA_FILE";
 
 /// What a scenario hands back: its JSON object, or a reason it was skipped.
 struct outcome {

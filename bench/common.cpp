@@ -85,6 +85,12 @@ master parse_master(const std::string& uri) {
   return m;
 }
 
+std::optional<std::string> plain_masters_needed(const settings& s, const std::string& what) {
+  for (auto& m : s.masters)
+    if (m.tls) return "needs masters without TLS: it reads " + what + " through the bench's plain hiredis client";
+  return std::nullopt;
+}
+
 hiredis_ptr connect_blocking(const master& m, milliseconds timeout) {
   if (m.tls) throw std::runtime_error(m.uri + ": TLS is not supported by the bench's plain hiredis client");
   timeval tv{static_cast<time_t>(timeout.count() / 1000), static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
@@ -258,6 +264,7 @@ int worker_main(int argc, char** argv, int own_args, const std::function<int(con
     redlock::client_options co;
     co.nodes = redlock::cli::split_list(argv[2]);
     co.node_timeout = milliseconds(number_arg(argv[3]));
+    if (const char* ca = std::getenv(tls_ca_file_variable)) co.tls_ca_file = ca;
     return body(co);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: %s\n", argv[1], e.what());
@@ -318,6 +325,7 @@ redlock::client_options settings::client_options() const {
   redlock::client_options o;
   o.nodes = uris();
   o.node_timeout = node_timeout;
+  o.tls_ca_file = tls_ca_file;
   return o;
 }
 

@@ -2,7 +2,7 @@
 // redlock-bench: latency and throughput of redlock against real masters.
 //
 //   redlock-bench [--quick] [--json FILE] [--scenario NAME ...]
-//                 [--nodes URI,...] [--pidfiles DIR] [--node-timeout 50ms] [--ttl 10s]
+//                 [--nodes URI,...] [--pidfiles DIR] [--tls-ca-file FILE] [--node-timeout 50ms] [--ttl 10s]
 //
 // Without --nodes it starts 5 redis-server masters of its own on free loopback
 // ports. Prints a table on stdout (progress on stderr) and, with --json, the
@@ -19,6 +19,7 @@
 #include <charconv>
 #include <cmath>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -278,6 +279,9 @@ int main(int argc, char** argv) {
       "json", po::value(&json_path), "write the figures as JSON to FILE")(
       "node-timeout", po::value(&node_timeout_arg), "per-master deadline, e.g. 50ms (default 50ms)")(
       "ttl", po::value(&ttl_arg), "lock TTL, e.g. 10s (default 10s)")(
+      "tls-ca-file", po::value(&s.tls_ca_file),
+      "with rediss:// --nodes: the CA that signed the masters' certificates (the scenarios that use the "
+      "bench's own plain hiredis connections, such as floor, skip TLS masters)")(
       "workers", po::value(&s.workers),
       "contended scenarios: worker threads, each its own client (default 8; 2 shows the hand-off without CPU "
       "contention on a small machine)")(
@@ -322,6 +326,10 @@ int main(int argc, char** argv) {
       for (auto& u : redlock::cli::split_list(nodes_arg)) s.masters.push_back(parse_master(u));
       if (s.masters.empty()) throw po::error("--nodes: no URI given");
     }
+    if (!s.tls_ca_file.empty() &&
+        std::none_of(s.masters.begin(), s.masters.end(), [](const master& m) { return m.tls; }))
+      throw po::error("--tls-ca-file needs rediss:// masters in --nodes");
+    if (!s.tls_ca_file.empty()) ::setenv(tls_ca_file_variable, s.tls_ca_file.c_str(), 1);  // for the workers
   } catch (const std::exception& e) {
     std::cerr << "redlock-bench: " << e.what() << "\n\n" << desc << "\n";
     return 1;
@@ -394,6 +402,7 @@ int main(int argc, char** argv) {
   config["nodes"] = nodes_json;
   config["local_masters"] = s.local;
   config["pids_known"] = s.can_stop;
+  config["tls"] = std::any_of(s.masters.begin(), s.masters.end(), [](const master& m) { return m.tls; });
   config["node_timeout_ms"] = s.node_timeout.count();
   config["ttl_ms"] = s.ttl.count();
   config["workers"] = s.workers;

@@ -96,6 +96,10 @@ int many_clients_worker(int argc, char** argv) {
 
 outcome run_many_clients(settings& s) {
   outcome r;
+  if (auto why = plain_masters_needed(s, "INFO clients")) {
+    r.skipped = *why;
+    return r;
+  }
   const auto run = s.quick ? 2000ms : 10000ms;
   // Long enough for every process to start, connect and warm up first (the
   // sanitizer build of the smoke test starts slowly).

@@ -1025,6 +1025,10 @@ long long used_memory(const master& m) { return info_number(m, "memory", "used_m
 // Every lock is released at the end.
 outcome run_many_names(settings& s) {
   outcome r;
+  if (auto why = plain_masters_needed(s, "INFO memory")) {
+    r.skipped = *why;
+    return r;
+  }
   const std::size_t target = s.quick ? 10000 : 100000, in_flight = 64, probe = s.quick ? 300 : 1000;
   auto probe_options = single_attempt(s);
   auto hold_options = single_attempt(s);
