@@ -2,7 +2,7 @@
 // redlock-bench: latency and throughput of redlock against real masters.
 //
 //   redlock-bench [--quick] [--json FILE] [--scenario NAME ...]
-//                 [--nodes URI,...] [--pidfiles DIR] [--tls-ca-file FILE] [--node-timeout 50ms] [--ttl 10s]
+//                 [--nodes URI,...] [--pidfiles DIR] [--tls | --tls-ca-file FILE] [--node-timeout 50ms] [--ttl 10s]
 //
 // Without --nodes it starts 5 redis-server masters of its own on free loopback
 // ports. Prints a table on stdout (progress on stderr) and, with --json, the
@@ -263,6 +263,7 @@ int main(int argc, char** argv) {
   if (is_worker(argc, argv, elect_worker_flag)) return elect_worker(argc, argv);
   std::string nodes_arg, pidfiles, json_path, node_timeout_arg = "50ms", ttl_arg = "10s";
   std::string plot_dir, plot_from, peers_dir;
+  bool tls_local = false;
   std::vector<std::string> scenario_args;
   settings s;
 
@@ -279,6 +280,9 @@ int main(int argc, char** argv) {
       "json", po::value(&json_path), "write the figures as JSON to FILE")(
       "node-timeout", po::value(&node_timeout_arg), "per-master deadline, e.g. 50ms (default 50ms)")(
       "ttl", po::value(&ttl_arg), "lock TTL, e.g. 10s (default 10s)")(
+      "tls", po::bool_switch(&tls_local),
+      "start the local masters with TLS only (a private CA made with the openssl command, as the tests do) and "
+      "connect over rediss://; not with --nodes")(
       "tls-ca-file", po::value(&s.tls_ca_file),
       "with rediss:// --nodes: the CA that signed the masters' certificates (the scenarios that use the "
       "bench's own plain hiredis connections, such as floor, skip TLS masters)")(
@@ -326,10 +330,10 @@ int main(int argc, char** argv) {
       for (auto& u : redlock::cli::split_list(nodes_arg)) s.masters.push_back(parse_master(u));
       if (s.masters.empty()) throw po::error("--nodes: no URI given");
     }
+    if (tls_local && !nodes_arg.empty()) throw po::error("--tls starts local masters: not with --nodes (see --tls-ca-file)");
     if (!s.tls_ca_file.empty() &&
         std::none_of(s.masters.begin(), s.masters.end(), [](const master& m) { return m.tls; }))
       throw po::error("--tls-ca-file needs rediss:// masters in --nodes");
-    if (!s.tls_ca_file.empty()) ::setenv(tls_ca_file_variable, s.tls_ca_file.c_str(), 1);  // for the workers
   } catch (const std::exception& e) {
     std::cerr << "redlock-bench: " << e.what() << "\n\n" << desc << "\n";
     return 1;
@@ -360,8 +364,13 @@ int main(int argc, char** argv) {
   try {
     if (s.masters.empty()) {
       s.local = true;
+      redlock::testing::redis_options local_options;
+      if (tls_local) {
+        local_options.tls = redlock::testing::shared_test_tls();
+        s.tls_ca_file = local_options.tls->ca_cert.string();
+      }
       for (int i = 0; i < 5; ++i) {
-        local.push_back(std::make_unique<redlock::testing::redis_process>());
+        local.push_back(std::make_unique<redlock::testing::redis_process>(local_options));
         register_child(local.back()->pid());
         master m = parse_master(local.back()->uri());
         m.local = local.back().get();
@@ -394,6 +403,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   for (auto& n : notes) std::cerr << "redlock-bench: note: " << n << "\n";
+
+  if (!s.tls_ca_file.empty()) ::setenv(tls_ca_file_variable, s.tls_ca_file.c_str(), 1);  // for the workers
 
   json::object root;
   json::object config;

@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: Apache-2.0
+# bench_smoke_tls: redlock-bench --tls (local masters that speak only TLS),
+# then checks from its JSON that it really ran over rediss:// and that the
+# library's TLS path completed its work: every uncontended pair and the 64
+# in flight without a failure, and the scenarios that cannot read TLS
+# masters skipped, saying so, instead of failing. (A stopped TLS master is
+# integration_tls's; contention over TLS is left to full runs: scripts/test
+# stays under its time budget.)
+# Usage: cmake -DBENCH=<redlock-bench> -DOUT=<json> -P smoke_tls.cmake
+execute_process(COMMAND "${BENCH}" --quick --tls
+                        --scenario floor,uncontended,throughput,many_names,alloc
+                        --json "${OUT}"
+                RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "redlock-bench --tls exited with ${rc}")
+endif()
+file(READ "${OUT}" run)
+
+function(expect what actual wanted)
+  if(NOT "${actual}" STREQUAL "${wanted}")
+    message(FATAL_ERROR "bench_smoke_tls: ${what} is '${actual}', expected '${wanted}'")
+  endif()
+endfunction()
+
+string(JSON tls GET "${run}" config tls)
+expect("config.tls" "${tls}" "ON")
+string(JSON first_node GET "${run}" config nodes 0)
+string(FIND "${first_node}" "rediss://" at)
+expect("the first master's URI scheme (at)" "${at}" "0")
+string(JSON failures GET "${run}" uncontended failures)
+expect("uncontended.failures" "${failures}" "0")
+string(JSON samples GET "${run}" uncontended samples)
+if(samples LESS 1)
+  message(FATAL_ERROR "bench_smoke_tls: no uncontended pair was measured")
+endif()
+string(JSON failures GET "${run}" throughput failures)
+expect("throughput.failures" "${failures}" "0")
+foreach(plain_only floor many_names)
+  string(JSON why ERROR_VARIABLE missing GET "${run}" skipped ${plain_only})
+  if(missing)
+    message(FATAL_ERROR "bench_smoke_tls: ${plain_only} did not say it skipped the TLS masters")
+  endif()
+endforeach()
+message(STATUS "bench_smoke_tls: ${samples} uncontended pairs over TLS, none failed")
