@@ -178,13 +178,21 @@ class REDLOCK_EXPORT async_client {
   observation observe(std::string name, std::function<void(const std::optional<leader_info>&)> on_change,
                       milliseconds fallback = milliseconds(5000));
 
-  /// A handle for a lock acquired elsewhere (another process, for example `redlock
-  /// acquire` in a shell script) from its name and token, so it can be
-  /// extended or released. Its validity is unknown (zero) until extended.
-  /// A reentrant or fair token (`<client id>:<owner>`) is extended and
-  /// released as whatever hold that owner field has (docs/algorithm.md,
-  /// section 7).
-  lock adopt(const std::string& name, const std::string& token, milliseconds ttl) const;
+  /// A handle for a hold taken elsewhere (another process, for example
+  /// `redlock acquire` in a shell script) from its name and token, so it can
+  /// be extended or released. Its validity is unknown (zero) until extended.
+  /// The handle acts on the hold the token names and on nothing else: a
+  /// reader's token releases that reader (the key goes with the last live
+  /// hold), a permit's that permit, a set's every name of the set, a
+  /// reentrant or fair owner's whatever hold that owner field has
+  /// (docs/algorithm.md, section 16). `how` says what the token alone does
+  /// not (adopt_options): a semaphore permit's slot and number of permits,
+  /// a set's other names. Throws redlock::error (bad_option, naming the
+  /// problem) when the token cannot name a hold of that kind, or the kind
+  /// needs what `how` does not give; a token that names no hold on the
+  /// masters is found out by the extend or release (errc::not_held).
+  lock adopt(const std::string& name, const std::string& token, milliseconds ttl,
+             const adopt_options& how = {}) const;
 
  private:
   friend class client;

@@ -38,8 +38,10 @@ class REDLOCK_EXPORT client {
   void extend(const lock& l, milliseconds ttl);
   /// Each master's view of `name` (async_client::async_status). Read-only.
   std::vector<node_status> status(const std::string& name);
-  /// A handle for a lock acquired elsewhere (async_client::adopt).
-  lock adopt(const std::string& name, const std::string& token, milliseconds ttl) const;
+  /// A handle for a hold taken elsewhere, from its name and token
+  /// (async_client::adopt): acts on that hold alone.
+  lock adopt(const std::string& name, const std::string& token, milliseconds ttl,
+             const adopt_options& how = {}) const;
 
   /// The same calls reporting failure through `ec` instead of throwing (as
   /// in Boost.Beast): every error the throwing form would throw, including

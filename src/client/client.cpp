@@ -206,8 +206,9 @@ std::vector<node_status> client::status(const std::string& name) {
   return std::move(nodes);
 }
 
-lock client::adopt(const std::string& name, const std::string& token, milliseconds ttl) const {
-  return async_->adopt(name, token, ttl);
+lock client::adopt(const std::string& name, const std::string& token, milliseconds ttl,
+                   const adopt_options& how) const {
+  return async_->adopt(name, token, ttl, how);
 }
 
 lock client::acquire(const std::string& name, const acquire_options& opts, error_code& ec) {

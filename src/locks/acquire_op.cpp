@@ -7,6 +7,7 @@
 // acquire_fence.cpp, the entry point (and re-entries) in acquire_start.cpp,
 // the win and late grants in acquire_win.cpp.
 #include "acquire_op.hpp"
+#include "adopt.hpp"
 #include "kinds.hpp"
 #include "retry_policy.hpp"
 
@@ -96,8 +97,11 @@ void acquire_op::attempt() {
     if (auto& obs = client_->options.observer) obs->on_acquire_attempt(name_, attempts_);
   }
   if (!is_hash_kind()) token_ = client_->new_token();
-  // A read-write hold is the field '<r|w>:<token>' of the lock's hash.
+  // A read-write hold is the field '<r|w>:<token>' of the lock's hash; a
+  // set's token says it is one, so a release by it that names one name is
+  // refused rather than free part of the set (adopt.hpp).
   if (is_rw()) token_.insert(0, options_.kind == lock_kind::read ? "r:" : "w:");
+  if (holds_names_together()) token_.insert(0, set_token_prefix);
   acquire_request req{options_.kind, key_, token_, options_.ttl, options_.fenced, false, queue_score_,
                       options_.queue_timeout};
   req.join_line_only = joins_line_;
@@ -244,6 +248,16 @@ void acquire_op::retry_or_fail(error_code why) {
   // different waiters and so woke none), the lock is not left free for a
   // whole retry delay; if it does, this try is refused and keeps us listed.
   if (joins_line_) delay = std::min(delay, client_->options.node_timeout);
+  // A refused plain retry listed nothing: the wake-list entries it relied on
+  // live on only until listed_until_ (a release's listing of its own client
+  // for four node timeouts, far less than a retry delay). Try again (with
+  // the script, which lists it for its own lapse) before they lapse, or a
+  // release after that names no one and this waiter sleeps out its delay
+  // with the lock free.
+  if (plain_retry_) {
+    auto listed_for = std::chrono::duration_cast<milliseconds>(listed_until_ - client_->now());
+    delay = std::max(milliseconds(0), std::min(delay, listed_for));
+  }
   if (!timer_) timer_.emplace(client_->strand);
   timer_->expires_after(delay);
   phase_ = phase::waiting;
@@ -300,6 +314,7 @@ void acquire_op::complete(error_code ec, lock l) {
   auto slot = asio::get_associated_cancellation_slot(handler_);
   if (slot.is_connected()) slot.clear();
   complete_handler(client_, std::move(handler_), ec, std::move(l));
+  if (!owner_line_.empty()) end_owner_line(client_, owner_line_);
 }
 
 }  // namespace redlock::detail

@@ -43,6 +43,9 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
         own_releases_before_(client_->own_releases_sent()) {}
 
   void start();
+  /// This acquisition heads its owner's line for the name ('' for none):
+  /// when it ends, the owner's acquisitions waiting behind it go on.
+  void heads_owner_line(std::string line) { owner_line_ = std::move(line); }
 
  private:
   /// Where the operation is. Cancellation and release announcements are
@@ -149,6 +152,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   std::string channel_;
   release_listener::waiter_id watch_id_ = 0;
   std::vector<node_result> last_round_;  // for options_.report: the latest round's results
+  std::string owner_line_;  // client_impl::owner_lines: the line this acquisition heads ('' for none)
 };
 
 }  // namespace redlock::detail

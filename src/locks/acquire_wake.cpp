@@ -91,7 +91,9 @@ void acquire_op::wake() {
 // once a quorum of masters named it, a fair waiter when its client's
 // channel names it.
 void acquire_op::watch_releases() {
-  // Names held together: no release publishes for them (release_all.lua).
+  // Names held together wait on the timer: a set's release wakes the
+  // single-name waiters of each name it frees (release_all.lua), and no
+  // release names a set's waiter.
   if (watch_id_ || holds_names_together()) return;
   channel_ = release_channel();
   watch_id_ = client_->listener->watch(channel_, [weak = weak_from_this()](std::uint32_t node,
