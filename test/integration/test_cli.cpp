@@ -343,6 +343,75 @@ BOOST_AUTO_TEST_CASE(cli_run_starts_its_command_without_unsafe_calls_in_a_forked
   std::remove(file.c_str());
 }
 
+// Issue 33, defect 9: `redlock run` SIGKILLed (what the OOM killer sends)
+// must take COMMAND with it. It did not: the command ran on without a
+// lease, and a second `redlock run` got the lock once the first lease ended
+// and ran its command beside it. Checked from outside the library: the
+// commands append their lines to one file (O_APPEND: the file's order is the
+// order of the writes), the first one every 20 ms while it lives.
+namespace {
+
+// Gone, or a zombie: whoever adopted it may not reap it at once.
+bool has_ended(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  auto state = line.substr(line.rfind(')') + 2, 1);
+  return state == "Z" || state == "X";
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(cli_run_killed_takes_its_command_with_it) {
+  masters m(3);
+  auto log = "/tmp/redlock-cli-killed-" + std::to_string(::getpid());
+  std::remove(log.c_str());
+  std::vector<std::string> args{REDLOCK_CLI_PATH, "run", "--name", "killed", "--ttl", "1s", "--",
+                                "sh", "-c", "echo \"begin $$\" >> " + log + "; while :; do echo \"tick $$\" >> " + log +
+                                                "; sleep 0.02; done"};
+  std::vector<std::string> env{"REDLOCK_NODES=" + nodes_of(m)};
+  for (char** e = environ; *e; ++e) env.emplace_back(*e);
+  std::vector<char*> argv, envp;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  pid_t redlock = 0;
+  BOOST_REQUIRE(::posix_spawn(&redlock, argv[0], nullptr, nullptr, argv.data(), envp.data()) == 0);
+  BOOST_REQUIRE(redlock::testing::eventually([&] { return slurp(log).find("tick") != std::string::npos; }, 10000ms));
+  pid_t first = 0;
+  {
+    std::istringstream lines(slurp(log));
+    std::string word;
+    lines >> word >> first;
+  }
+  BOOST_REQUIRE(first > 0);
+  ::kill(redlock, SIGKILL);
+  bool ended = redlock::testing::eventually([&] { return has_ended(first); }, 100ms);
+  BOOST_TEST(ended, "the command (pid " << first << ") still runs 100 ms after redlock was SIGKILLed");
+  BOOST_REQUIRE(::waitpid(redlock, nullptr, 0) == redlock);
+
+  // The first lease ends by itself within its ttl; the second run gets the
+  // lock then, and its command must run alone.
+  auto second = cli(nodes_of(m), "run --name killed --wait 10s -- sh -c 'echo \"begin $$\" >> " + log +
+                                     "; sleep 0.3; echo \"end $$\" >> " + log + "'");
+  BOOST_TEST(second.code == 0, second.err);
+  if (!has_ended(first)) ::kill(first, SIGKILL);  // the old code's command, left running
+  std::istringstream lines(slurp(log));
+  std::string word;
+  pid_t pid = 0;
+  bool second_began = false;
+  std::size_t after_second_began = 0;
+  while (lines >> word >> pid) {
+    if (word == "begin" && pid != first) second_began = true;
+    else if (pid == first && second_began) ++after_second_began;
+  }
+  BOOST_TEST(second_began, slurp(log));
+  BOOST_TEST(after_second_began == 0u, "the first command wrote " << after_second_began
+                                                                  << " lines while the second one ran");
+  std::remove(log.c_str());
+}
+
 BOOST_AUTO_TEST_CASE(cli_verbose_says_what_each_master_said_when_not_acquired) {
   masters m(3);
   redlock::client holder(m.options(1000ms));

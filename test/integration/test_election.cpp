@@ -136,6 +136,41 @@ BOOST_AUTO_TEST_CASE(a_dead_leader_is_seen_gone_when_its_lease_ends_and_a_waiter
   b.resign(next);
 }
 
+// Issue 33, defect 3: an observation kept after its client (and the
+// client's io_context) is gone. Its watch kept the timer of its next read,
+// and destroying the observation then destroyed that timer after the
+// io_context: a heap-use-after-free under ASan (as for lock handles:
+// lease_handles_outlive_their_client).
+BOOST_AUTO_TEST_CASE(an_observation_outlives_its_client) {
+  masters m(3);
+  auto observer = [](seen_log& seen) {
+    return [&seen](const std::optional<redlock::leader_info>& l) { seen.add(l); };
+  };
+  // The sync client: its destructor stops its I/O thread and destroys its
+  // io_context.
+  std::optional<redlock::observation> kept;
+  seen_log seen;
+  {
+    redlock::client c(m.options());
+    kept = c.async().observe("outlived", observer(seen));
+    // Told who leads: its first read is done and the timer of the next one waits.
+    BOOST_TEST(eventually([&] { return seen.size() == 1u; }));
+  }
+  kept.reset();
+
+  // An async_client on the caller's io_context, both destroyed before it.
+  seen_log seen_async;
+  {
+    boost::asio::io_context io;
+    redlock::async_client c(io.get_executor(), m.options());
+    kept = c.observe("outlived", observer(seen_async));
+    auto limit = std::chrono::steady_clock::now() + 10s;
+    while (seen_async.size() == 0u && std::chrono::steady_clock::now() < limit) io.run_one_for(100ms);
+    BOOST_TEST(seen_async.size() == 1u);
+  }
+  kept.reset();
+}
+
 BOOST_AUTO_TEST_CASE(leadership_lost_is_signalled_like_a_lost_lease) {
   masters m(3);
   redlock::client a(m.options());

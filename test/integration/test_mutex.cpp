@@ -424,6 +424,56 @@ BOOST_AUTO_TEST_CASE(mutex_adapter_works_with_the_standard_lock_types) {
   BOOST_TEST(!x.owns_lock());
 }
 
+// Issue 33, defect 7: with the default wait of 0, each try_acquire made one
+// attempt and lock() called it again at once, round after round (a
+// std::unique_lock waiting 1.5 s for a held name sent 5,528 SETs to one
+// master). lock() waits as acquire() with a wait does: about an attempt per
+// retry delay, on the wake lists, woken by the release.
+BOOST_AUTO_TEST_CASE(a_contended_mutex_lock_waits_between_attempts_and_is_woken_by_the_release) {
+  masters m(3);
+  redlock::client holder(m.options()), waiter(m.options());
+  const std::string name = "lockable-waits";
+  auto held = holder.acquire(name, {.ttl = 30000ms});
+  {
+    // Default options: retry delay 50 ms +/- 25 ms.
+    redlock::mutex jobs(waiter, name, {.ttl = 5000ms});
+    auto before = lock_calls(m[0]);
+    auto t0 = steady::now();
+    std::thread locker([&] { std::unique_lock guard(jobs); });
+    BOOST_TEST(eventually([&] { return wake_list_is(m, name, 1); }), "the waiter is not on the wake lists");
+    std::this_thread::sleep_for(2000ms - (steady::now() - t0));
+    auto made = lock_calls(m[0]) - before;
+    auto retry_delays = (steady::now() - t0) / 50ms;
+    BOOST_TEST(made <= 3 * retry_delays, made << " attempts on master 0 in " << retry_delays << " retry delays");
+    holder.release(held);
+    locker.join();
+  }
+  BOOST_TEST(eventually([&] { return m.holding(name) == 0u; }));
+
+  // A retry delay of 4 s: an attempt at once, the next 4 s later, unless
+  // the release wakes it first.
+  held = holder.acquire(name, {.ttl = 30000ms});
+  redlock::mutex slow(waiter, name, {.ttl = 5000ms, .retry_delay = 4000ms, .retry_jitter = 0ms});
+  auto before = lock_calls(m[0]);
+  auto t0 = steady::now();
+  steady::time_point got_at;
+  std::thread locker([&] {
+    slow.lock();
+    got_at = steady::now();
+  });
+  std::this_thread::sleep_for(2000ms);
+  auto made = lock_calls(m[0]) - before;
+  BOOST_TEST(made <= 3, made << " attempts on master 0 in half a retry delay");
+  holder.release(held);
+  locker.join();
+  BOOST_TEST(((got_at - t0) < 3500ms), "not woken by the release: held after "
+                                           << std::chrono::duration_cast<std::chrono::milliseconds>(got_at - t0).count()
+                                           << " ms");
+  BOOST_TEST(slow.owns_lock());
+  slow.unlock();
+  BOOST_TEST(!slow.last_release_error());
+}
+
 // A mutex release wakes the first waiter on the masters' wake list, not all
 // of them: with every waiter woken, they split the masters' votes (the
 // contended bench made 7 attempts per section with 8 workers). The waiters
