@@ -86,10 +86,14 @@ void connection::send(std::string_view encoded, steady::time_point deadline, sin
     start_connect();
   }
   if (pending_.empty()) last_rx_ = now;
-  write_buf_.append(encoded);
+  queue_bytes(encoded);
   pending_.push_back({std::move(sink), tag, internal::none, deadline, must_reach});
   if (deadline < timer_at_) arm_timer(deadline);
   if (state_ == state::ready) start_write();
+}
+
+void connection::queue_bytes(std::string_view encoded) {
+  (gate_replies_due_ ? behind_gate_ : write_buf_).append(encoded);
 }
 
 void connection::start_write() {
@@ -176,10 +180,17 @@ void connection::on_bytes(std::size_t n) {
 
 void connection::on_internal_reply(internal kind, const redisReply* reply) {
   // A failed SCRIPT LOAD is not fatal: EVALSHA falls back to EVAL.
-  if (!is_error(*reply) || kind == internal::preload) return;
-  auto ec = classify_error_reply(reply_text(*reply));
-  if (kind == internal::auth) ec = errc::auth_failed;
-  fail_all(ec, true);
+  if (kind == internal::preload) return;
+  if (is_error(*reply)) {
+    // What was held back is failed unwritten: it did not apply.
+    auto ec = classify_error_reply(reply_text(*reply));
+    if (kind == internal::auth) ec = errc::auth_failed;
+    return fail_all(ec, true);
+  }
+  if (--gate_replies_due_ > 0) return;
+  write_buf_.append(behind_gate_);
+  behind_gate_.clear();
+  start_write();
 }
 
 void connection::fail_all(error_code ec, bool connect_failure) {

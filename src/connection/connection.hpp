@@ -145,6 +145,9 @@ class connection : public std::enable_shared_from_this<connection> {
   void start_read();
   void on_bytes(std::size_t n);
   void on_internal_reply(internal kind, const redisReply* reply);
+  /// Appends an encoded command to what is written next: held back until
+  /// AUTH and SELECT succeeded on a new connection (start_handshake).
+  void queue_bytes(std::string_view encoded);
   void fail_all(boost::system::error_code ec, bool connect_failure);
   void post_failure(sink_ptr sink, std::uint32_t tag, boost::system::error_code ec);
   void arm_timer(std::chrono::steady_clock::time_point at);
@@ -179,6 +182,11 @@ class connection : public std::enable_shared_from_this<connection> {
   bool writing_ = false;
   std::string write_buf_;  // queued, not yet handed to the socket
   std::string tx_buf_;     // being written
+  // A new connection's AUTH and SELECT replies still due, and what was
+  // queued meanwhile: Redis runs the commands behind a refused one anyway
+  // (on database 0, as the default user), so nothing else is written before.
+  std::uint8_t gate_replies_due_ = 0;
+  std::string behind_gate_;
   // A devector, not a deque: as a FIFO it slides its elements back to the
   // front of its buffer instead of allocating a node every few requests.
   boost::container::devector<pending> pending_;

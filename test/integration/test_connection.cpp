@@ -30,6 +30,8 @@ namespace keys = redlock::detail::keys;
 using redlock::testing::code_of;
 using redlock::testing::eventually;
 using redlock::testing::redis_options;
+using redlock::testing::command_calls;
+using redlock::testing::lock_calls;
 using steady = std::chrono::steady_clock;
 
 namespace {
@@ -380,3 +382,61 @@ BOOST_AUTO_TEST_CASE(shutdown_waits_for_a_release_in_flight_only_about_a_node_ti
   // The release was written before the client went: the master applies it when it runs again.
   BOOST_TEST(eventually([&] { return m.holding("bounded") == 0u; }));
 }
+
+// Redis answers a refused SELECT (or AUTH) with an error and goes on with
+// the commands pipelined behind it, on the connection's current database, 0,
+// as the default user. Requests therefore wait for those replies: none may
+// take a lock key in a database nobody configured while the client reports
+// "failed, nothing taken" (connection_open.cpp, start_handshake).
+namespace {
+redis_options with_two_databases() {
+  redis_options o;
+  o.extra_args = {"--databases", "2"};
+  return o;
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(no_request_runs_behind_a_select_the_master_refused) {
+  masters m(1, with_two_databases());
+  auto o = m.options(1000ms);
+  o.nodes[0] += "/5";  // out of range on a master with two databases
+  {
+    redlock::client c(o);
+    BOOST_TEST(code_of([&] { c.acquire("bad-db", {.ttl = 60000ms}); }) != errc{});
+  }  // destroying the client waits for the attempt's clean-up
+  BOOST_TEST(command_calls(m[0], {"select"}) >= 1);  // the SELECT was sent, and refused
+  BOOST_TEST(lock_calls(m[0]) == 0, "a lock command ran on database 0");
+}
+
+BOOST_AUTO_TEST_CASE(a_master_that_refuses_select_holds_nothing_while_the_others_grant) {
+  // A quorum wins on the two masters that have database 5; the third must
+  // not hold the lock in its database 0 meanwhile (every db-0 user of the
+  // name would be locked out until the release, or the TTL).
+  masters good(2);
+  redlock::testing::redis_process bad(with_two_databases());
+  auto o = good.options(1000ms);
+  o.nodes.push_back(bad.uri());
+  for (auto& u : o.nodes) u += "/5";
+  {
+    redlock::client c(o);
+    auto l = c.acquire("bad-db", {.ttl = 60000ms});
+    BOOST_REQUIRE(eventually([&] { return command_calls(bad, {"select"}) >= 1; }));
+    BOOST_TEST(bad.command({"EXISTS", "bad-db"}) == "0", "the lock is held in database 0 of the master without db 5");
+    BOOST_TEST(lock_calls(bad) == 0);
+    c.release(l);
+  }
+  BOOST_TEST(lock_calls(bad) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(no_request_runs_behind_an_auth_the_master_refused) {
+  // A master without a password refuses AUTH, then serves the default user.
+  masters m(1);
+  auto o = m.options(1000ms);
+  o.nodes[0] = with_userinfo(o.nodes[0], ":s3cret");
+  {
+    redlock::client c(o);
+    BOOST_TEST(code_of([&] { c.acquire("bad-auth", {.ttl = 60000ms}); }) == errc::auth_failed);
+  }
+  BOOST_TEST(lock_calls(m[0]) == 0, "a lock command ran as the default user");
+}
+
