@@ -183,9 +183,8 @@ void connection::on_internal_reply(internal kind, const redisReply* reply) {
   if (kind == internal::preload) return;
   if (is_error(*reply)) {
     // What was held back is failed unwritten: it did not apply.
-    auto ec = classify_error_reply(reply_text(*reply));
-    if (kind == internal::auth) ec = errc::auth_failed;
-    return fail_all(ec, true);
+    auto ec = kind == internal::auth ? make_error_code(errc::auth_failed) : make_error_code(errc::bad_database);
+    return fail_all(ec, true, reply_text(*reply));
   }
   if (--gate_replies_due_ > 0) return;
   write_buf_.append(behind_gate_);
@@ -193,10 +192,12 @@ void connection::on_internal_reply(internal kind, const redisReply* reply) {
   start_write();
 }
 
-void connection::fail_all(error_code ec, bool connect_failure) {
-  if (auto& obs = options_.observer)
-    obs->on_log(log_level::warning, display_ + (connect_failure ? ": connect failed: " : ": connection closed: ") +
-                                        ec.message());
+void connection::fail_all(error_code ec, bool connect_failure, std::string_view server_said) {
+  if (auto& obs = options_.observer) {
+    auto line = display_ + (connect_failure ? ": connect failed: " : ": connection closed: ") + ec.message();
+    if (!server_said.empty()) line.append(" (the master said: ").append(server_said).append(")");
+    obs->on_log(log_level::warning, line);
+  }
   close_socket();
   if (state_ != state::closed) state_ = state::idle;
   auto now = steady::now();

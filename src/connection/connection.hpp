@@ -148,7 +148,8 @@ class connection : public std::enable_shared_from_this<connection> {
   /// Appends an encoded command to what is written next: held back until
   /// AUTH and SELECT succeeded on a new connection (start_handshake).
   void queue_bytes(std::string_view encoded);
-  void fail_all(boost::system::error_code ec, bool connect_failure);
+  /// `server_said`: the error reply that ended the handshake, for the log.
+  void fail_all(boost::system::error_code ec, bool connect_failure, std::string_view server_said = {});
   void post_failure(sink_ptr sink, std::uint32_t tag, boost::system::error_code ec);
   void arm_timer(std::chrono::steady_clock::time_point at);
   void on_timer();

@@ -19,6 +19,7 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -402,10 +403,40 @@ BOOST_AUTO_TEST_CASE(no_request_runs_behind_a_select_the_master_refused) {
   o.nodes[0] += "/5";  // out of range on a master with two databases
   {
     redlock::client c(o);
-    BOOST_TEST(code_of([&] { c.acquire("bad-db", {.ttl = 60000ms}); }) != errc{});
+    BOOST_TEST(code_of([&] { c.acquire("bad-db", {.ttl = 60000ms}); }) == errc::bad_database);
   }  // destroying the client waits for the attempt's clean-up
   BOOST_TEST(command_calls(m[0], {"select"}) >= 1);  // the SELECT was sent, and refused
   BOOST_TEST(lock_calls(m[0]) == 0, "a lock command ran on database 0");
+}
+
+BOOST_AUTO_TEST_CASE(a_database_the_masters_do_not_have_is_named_and_ends_the_wait) {
+  masters m(3, with_two_databases());
+  auto o = m.options(1000ms);
+  for (auto& u : o.nodes) u += "/5";
+  struct log_lines : redlock::observer {
+    std::mutex mutex;
+    std::string text;
+    void on_log(redlock::log_level, std::string_view line) override {
+      std::lock_guard lock(mutex);
+      text.append(line).append("\n");
+    }
+  };
+  auto logged = std::make_shared<log_lines>();
+  o.observer = logged;
+  redlock::client c(o);
+  // Waiting cannot fix it: the first attempt ends the wait, with its error
+  // (retries in the reconnect back-off would end with not_connected).
+  auto t0 = steady::now();
+  try {
+    c.acquire("bad-db", {.ttl = 60000ms, .wait = 60000ms});
+    BOOST_FAIL("acquired");
+  } catch (const redlock::error& e) {
+    BOOST_TEST(e.code() == errc::bad_database);
+    BOOST_TEST(std::string(e.what()).find("select the database the URI names") != std::string::npos, e.what());
+  }
+  BOOST_TEST((steady::now() - t0 < 30000ms));  // nowhere near the wait
+  std::lock_guard lock(logged->mutex);
+  BOOST_TEST(logged->text.find("(the master said: ERR DB index is out of range)") != std::string::npos, logged->text);
 }
 
 BOOST_AUTO_TEST_CASE(a_master_that_refuses_select_holds_nothing_while_the_others_grant) {
