@@ -74,7 +74,13 @@ void connection::send(std::string_view encoded, steady::time_point deadline, sin
   bool must_reach = how == delivery::must_reach;
   if (state_ == state::closed || (draining_ && !must_reach))
     return post_failure(std::move(sink), tag, errc::shutting_down);
-  if (pending_.size() >= options_.max_pending_per_node)
+  // The limit is back-pressure on new work, and a clean-up is none: it
+  // undoes a request sent before it here and counts on running after it
+  // (docs/algorithm.md, section 6). Refused, it would never be written while
+  // that request may still apply, and the key would stay a whole TTL. A
+  // client sends a few per master for each attempt or hold at most, and the
+  // stall timeout bounds how long a queue to a silent master grows.
+  if (pending_.size() >= options_.max_pending_per_node && !must_reach)
     return post_failure(std::move(sink), tag, errc::too_many_pending);
   auto now = steady::now();
   if (state_ == state::idle) {

@@ -9,10 +9,11 @@
 // request on the master is unknown: callers must treat it as possibly applied.
 //
 // A clean-up (delivery::must_reach: releases) is never failed fast: it opens
-// the connection even during reconnect back-off, and a graceful shutdown
-// keeps the connection until its clean-ups were answered (bounded by
-// connect_timeout + node_timeout), so "release everywhere" reaches every
-// master that is reachable within that time.
+// the connection even during reconnect back-off, it is not held to the
+// pending limit (it always follows what it cleans up, in order), and a
+// graceful shutdown keeps the connection until its clean-ups were answered
+// (bounded by connect_timeout + node_timeout), so "release everywhere"
+// reaches every master that is reachable within that time.
 #pragma once
 
 #include "connection_config.hpp"

@@ -471,3 +471,61 @@ BOOST_AUTO_TEST_CASE(no_request_runs_behind_an_auth_the_master_refused) {
   BOOST_TEST(lock_calls(m[0]) == 0, "a lock command ran as the default user");
 }
 
+
+// The pending limit is back-pressure on new work. A clean-up (an abandoned
+// attempt's, a hold's release) is sent behind the request it undoes, on the
+// same connection, and counts on running after it there (docs/algorithm.md,
+// section 2, "Unknown means maybe yes"; acquire_op::on_late_grant): refused
+// locally, it is never written, the request it follows still runs, and its
+// key stays for the whole TTL while the client believes it gone. With one
+// request allowed outstanding, and master 2 paused, the attempt is still
+// outstanding there when the clean-up comes.
+namespace {
+redlock::client_options one_request_outstanding(const masters& m, std::chrono::milliseconds node_timeout) {
+  auto o = m.options(node_timeout);
+  o.max_pending_per_node = 1;
+  return o;
+}
+
+// Refused by masters 0 and 1, the attempt is abandoned and its clean-up
+// sent to master 2 before try_acquire returns; master 2 resumes after
+// `paused_for` more.
+void abandon_an_attempt_master_2_runs_later(masters& m, std::chrono::milliseconds node_timeout,
+                                            std::chrono::milliseconds paused_for) {
+  for (std::size_t i : {0u, 1u}) m[i].command({"SET", "limited", "someone-else", "PX", "60000"});
+  redlock::client c(one_request_outstanding(m, node_timeout));
+  m[2].pause();
+  BOOST_TEST(!c.try_acquire("limited", {.ttl = 60000ms}).has_value());
+  std::this_thread::sleep_for(paused_for);
+  m[2].resume();
+  BOOST_REQUIRE(eventually([&] { return lock_calls(m[2]) >= 1; }));  // the attempt ran there, and granted
+  bool gone = eventually([&] { return m[2].command({"EXISTS", "limited"}) == "0"; });
+  BOOST_TEST(gone,
+             "the abandoned attempt's key stays on master 2, PTTL " << m[2].command({"PTTL", "limited"}));
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(an_abandoned_attempts_clean_up_is_not_refused_by_the_pending_limit) {
+  masters m(3);
+  abandon_an_attempt_master_2_runs_later(m, 2000ms, 0ms);  // its answer comes as a late grant
+}
+
+BOOST_AUTO_TEST_CASE(an_abandoned_attempts_clean_up_is_not_refused_by_the_pending_limit_after_a_timeout) {
+  // Master 2's deadline passes first: no grant ever reaches the client, only
+  // the clean-up behind the attempt can take the key down.
+  masters m(3);
+  abandon_an_attempt_master_2_runs_later(m, 100ms, 300ms);
+}
+
+BOOST_AUTO_TEST_CASE(a_release_is_not_refused_by_the_pending_limit) {
+  masters m(3);
+  redlock::client c(one_request_outstanding(m, 2000ms));  // master 2's answer comes as a late grant
+  m[2].pause();
+  auto l = c.acquire("limited-hold", {.ttl = 60000ms});  // masters 0 and 1 make the quorum
+  c.release(l);
+  m[2].resume();
+  BOOST_REQUIRE(eventually([&] { return lock_calls(m[2]) >= 1; }));
+  bool gone = eventually([&] { return m[2].command({"EXISTS", "limited-hold"}) == "0"; });
+  BOOST_TEST(gone,
+             "the released hold's key stays on master 2, PTTL " << m[2].command({"PTTL", "limited-hold"}));
+}
