@@ -51,6 +51,7 @@ enum class errc {
   // ---- added in 0.3 ----
   permits_mismatch,  ///< a semaphore in use with another number of permits (nothing taken)
   upgrade_refused,   ///< a write asked by an owner holding a read of the same lock: it would wait for itself
+  bad_database,      ///< the master refused SELECT of the URI's database (no such index, or not allowed)
 };
 
 REDLOCK_EXPORT const boost::system::error_category& category() noexcept;
@@ -68,7 +69,8 @@ enum class condition {
   contended,             ///< someone else holds it, or the quorum came too late: wait or give up
                          ///< (not_acquired, validity_expired)
   node_failure,          ///< masters unreachable, slow or refusing service (timeout, not_connected,
-                         ///< connection_lost, auth_failed, out_of_memory, read_only, server_error, ...)
+                         ///< connection_lost, auth_failed, bad_database, out_of_memory, read_only,
+                         ///< server_error, ...)
   lost,                  ///< the lease is gone: stop acting as the holder (not_held, stale_token)
 };
 

@@ -44,6 +44,9 @@ class category_impl final : public boost::system::error_category {
       case errc::upgrade_refused:
         return "write lock asked by an owner that holds a read lock of it: refused (release the read first; "
                "two owners upgrading at once would wait for each other forever)";
+      case errc::bad_database:
+        return "the master refused to select the database the URI names (an index beyond its 'databases', or "
+               "SELECT not allowed to the user); nothing was sent";
     }
     return "unknown redlock error";
   }
@@ -70,6 +73,7 @@ class category_impl final : public boost::system::error_category {
       case errc::not_connected:
       case errc::connection_lost:
       case errc::auth_failed:
+      case errc::bad_database:
       case errc::out_of_memory:
       case errc::read_only:
       case errc::server_error:
@@ -142,6 +146,7 @@ std::string_view errc_name(errc e) noexcept {
     case errc::unfenced_hold: return "unfenced_hold";
     case errc::permits_mismatch: return "permits_mismatch";
     case errc::upgrade_refused: return "upgrade_refused";
+    case errc::bad_database: return "bad_database";
   }
   return "unknown";
 }

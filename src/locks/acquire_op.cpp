@@ -228,7 +228,8 @@ void acquire_op::abandon_attempt(error_code why, std::vector<std::uint32_t> node
 void acquire_op::retry_or_fail(error_code why) {
   bool count_ok = options_.max_attempts == 0 ? options_.wait.count() > 0 : attempts_ < options_.max_attempts;
   // Errors that retrying cannot fix end the wait at once.
-  bool permanent = why == errc::wrong_type || why == errc::auth_failed || why == errc::permits_mismatch;
+  bool permanent = why == errc::wrong_type || why == errc::auth_failed || why == errc::bad_database ||
+                   why == errc::permits_mismatch;
   auto delay = fair_backoff(client_->jittered(options_.retry_delay, options_.retry_jitter), queue_rank_, options_);
   if (options_.wait.count() > 0) {
     auto remaining = wait_deadline_ - std::chrono::steady_clock::now();

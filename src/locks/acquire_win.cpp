@@ -74,10 +74,11 @@ void acquire_op::hold(win w) {
 // (or dropped: nobody can release or extend it any more; the quorum's keys
 // still run to their TTL). An abandoned attempt's clean-up and a hold's
 // release were sent to this master after the attempt, on the same
-// connection (a reply came, so it was not replaced): they run after this
-// grant there and nothing more is sent, unless the grant came from the EVAL
-// re-sent after NOSCRIPT, which may have run after them, or is another
-// slot than the released one. (Sending it anyway was two one-master rounds
+// connection (a reply came, so it was not replaced; and a live connection
+// writes every clean-up, whatever its pending limit: connection::send):
+// they run after this grant there and nothing more is sent, unless the
+// grant came from the EVAL re-sent after NOSCRIPT, which may have run after
+// them, or is another slot than the released one. (Sending it anyway was two one-master rounds
 // per uncontended pair: the masters a quorum did not wait for answer after
 // the caller has released.)
 void acquire_op::on_late_grant(std::uint32_t node, const node_outcome& said, std::string_view attempt_token,

@@ -22,6 +22,7 @@ BOOST_AUTO_TEST_CASE(every_code_has_a_message_and_its_group) {
       {errc::not_acquired, condition::contended},           {errc::validity_expired, condition::contended},
       {errc::timeout, condition::node_failure},             {errc::not_connected, condition::node_failure},
       {errc::connection_lost, condition::node_failure},     {errc::auth_failed, condition::node_failure},
+      {errc::bad_database, condition::node_failure},
       {errc::out_of_memory, condition::node_failure},       {errc::read_only, condition::node_failure},
       {errc::server_error, condition::node_failure},        {errc::protocol_error, condition::node_failure},
       {errc::reply_too_large, condition::node_failure},     {errc::too_many_pending, condition::node_failure},
