@@ -83,6 +83,7 @@ class REDLOCK_EXPORT async_client {
   using acquire_signature = void(boost::system::error_code, lock);
   using done_signature = void(boost::system::error_code);
   using status_signature = void(boost::system::error_code, std::vector<node_status>);
+  using leader_signature = void(boost::system::error_code, std::optional<leader_info>);
 
   /// Validates the options (throws redlock::error naming the bad one) and
   /// prepares one connection per master. Connections are opened lazily; an
@@ -169,6 +170,16 @@ class REDLOCK_EXPORT async_client {
         std::move(l));
   }
 
+  /// Who leads `name` now: one read of every master (async_status), judged
+  /// by redlock::leader_of. Completes with no leader when none holds a
+  /// quorum with a proclaimed epoch; with the error when the read failed.
+  template <typename Token = boost::asio::deferred_t>
+  auto async_leader(std::string name, Token&& token = boost::asio::deferred_t{}) {
+    return boost::asio::async_initiate<Token, leader_signature>(
+        [this](auto handler, std::string n) { start_leader(std::move(n), std::move(handler)); }, token,
+        std::move(name));
+  }
+
   /// Calls `on_change` (on the client's executor) with who leads `name` now,
   /// then on every change: a new leader (with its epoch), none. Changes are
   /// pushed by the campaigns and resignations on the masters' channels; a
@@ -209,6 +220,7 @@ class REDLOCK_EXPORT async_client {
   void start_campaign(std::string name, acquire_options opts,
                       boost::asio::any_completion_handler<acquire_signature> handler);
   void start_resign(lock l, boost::asio::any_completion_handler<done_signature> handler);
+  void start_leader(std::string name, boost::asio::any_completion_handler<leader_signature> handler);
 
   std::shared_ptr<detail::client_impl> impl_;
 };
