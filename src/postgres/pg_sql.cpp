@@ -90,6 +90,6 @@ errc classify_sqlstate(std::string_view s) {
 
 bool is_serialization_failure(std::string_view s) { return s == "40001" || s == "40P01"; }
 bool is_undefined_table(std::string_view s) { return s == "42P01"; }
-bool is_table_created_concurrently(std::string_view s) { return s == "42P07" || s == "23505"; }
+bool is_table_created_concurrently(std::string_view s) { return s == "42P07" || s == "42710" || s == "23505"; }
 
 }  // namespace redlock::detail::pg_sql

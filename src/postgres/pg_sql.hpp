@@ -52,8 +52,8 @@ bool is_serialization_failure(std::string_view sqlstate);
 /// undefined_table (42P01).
 bool is_undefined_table(std::string_view sqlstate);
 /// What a concurrent CREATE TABLE IF NOT EXISTS of the same table may raise
-/// (duplicate_table 42P07, unique_violation 23505 on the catalog): the table
-/// is there.
+/// (duplicate_table 42P07, duplicate_object 42710 for its row type,
+/// unique_violation 23505 on the catalog): the table is there.
 bool is_table_created_concurrently(std::string_view sqlstate);
 
 }  // namespace redlock::detail::pg_sql

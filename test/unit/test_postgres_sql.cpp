@@ -69,3 +69,8 @@ BOOST_AUTO_TEST_CASE(sqlstates_map_to_codes) {
   BOOST_TEST(pg_sql::classify_sqlstate("42P01") == errc::server_error);
   BOOST_TEST(pg_sql::classify_sqlstate("23505") == errc::server_error);
 }
+
+BOOST_AUTO_TEST_CASE(what_a_concurrent_create_table_raises_means_the_table_is_there) {
+  for (auto s : {"42P07", "42710", "23505"}) BOOST_TEST(pg_sql::is_table_created_concurrently(s), s);
+  BOOST_TEST(!pg_sql::is_table_created_concurrently("42501"));  // no CREATE privilege: reported
+}
