@@ -46,9 +46,8 @@ enum class errc {
   shutting_down,     ///< the client is being destroyed
   // ---- storage side of fencing ----
   stale_token,       ///< fenced_store: a newer token was already seen; nothing written
-  // ---- added in 0.2 (kept after the others: values are stable) ----
+  // ---- added later: appended, so that the values above never change ----
   unfenced_hold,     ///< a fenced re-entry of a hold taken without a fencing token: it has none to give
-  // ---- added in 0.3 ----
   permits_mismatch,  ///< a semaphore in use with another number of permits (nothing taken)
   upgrade_refused,   ///< a write asked by an owner holding a read of the same lock: it would wait for itself
   bad_database,      ///< the master refused SELECT of the URI's database (no such index, or not allowed)
