@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The read-write lock (docs/algorithm.md, section 15): rw_acquire.lua and
+ * rw_release.lua on N = 3 masters, NR readers and one writer, each on its
+ * own client; a hold is the field its token names ('r:<token>' or
+ * 'w:<token>', src/locks/adopt.cpp token_shape), the writer's mark keeps
+ * readers out while it waits. Environment: env.pml, env_procs.pml.
+ *
+ * Without time (NO_TIME): no field lapses, no mark expires; the round's
+ * validity is not what this model checks (mutex.pml does), the fields and
+ * the mark are.
+ *
+ * Switch OLD_RW_RELEASE (seeded bug): the release of a hold by token ran
+ * reentrant_release.lua on the rw hash, which DELs the whole key when the
+ * token's field is there: one reader's release frees every reader.
+ *
+ * Script hashes (SHA1 as sent: cmake/lua_text.cmake), checked by
+ * test/model/check_script_hashes.cmake:
+ * @script lua/rw_acquire.lua 15458ab72b9a2285b7ca1956b9f7e137d018b019
+ * @script lua/rw_release.lua 466308f2c3c295867146f40d64be4cb29aeb9398
+ */
+#define NO_TIME
+#ifndef NR
+#define NR 2             /* readers: tasks 0 .. NR - 1; the writer is task NR */
+#endif
+#define NT (NR + 1)
+#define NCL NT
+#define CLIENT_OF(t) (t)
+#define WRITER NR
+#ifndef ATTS
+#define ATTS 2           /* the writer's attempts; a reader makes one */
+#endif
+#define ATTS_OF(t) ((t) == WRITER -> ATTS : 1)
+#define TTL 2
+/* Room for every request a task may have in flight on one connection (two
+   attempts, their clean-ups, the writer's mark taken down): a send that
+   blocks inside an atomic step would let another process reuse env.pml's
+   scratch loop index. */
+#define QCAP 4
+
+#include "env.pml"
+
+#define TOKEN(t, a) (1 + (t) * ATTS + (a) - 1)
+#define TOKEN_TASK(tok) (((tok) - 1) / ATTS)
+#define IS_READ_TOKEN(tok) (TOKEN_TASK(tok) < NR)   /* 'r:' (else 'w:') */
+#define WAITER_ID 1       /* the writer's waiter id (its mark) */
+
+/* What a master holds: the hash {R}'s field of each task (the token it
+   names; 0: none) and the writer's mark {R}:writer (0: none). */
+byte fld[N * NT];
+byte mark[N];
+#define F(m, t) fld[(m) * NT + (t)]
+
+/* Operations */
+#define OP_RWACQ 1        /* rw_acquire.lua: a = token, b = 1 write / 0 read, d = waiter id */
+#define OP_RWREL 2        /* rw_release.lua: a = token, b = waiter id to take down, d = 1 to wake */
+
+/* rw_acquire.lua on master m. */
+inline rw_acquire(m, token, write, waiter) {
+  /* 21-24 TYPE: only a read-write hash is stored here; 25-26 TIME */
+  g_j = 0; g_k = 0;                                       /* 27 readers, writers = 0, 0 */
+  for (g_i : 0 .. NT - 1) {                               /* 28 HGETALL; 29-42 */
+    if
+    :: F(m, g_i) != 0 && IS_READ_TOKEN(F(m, g_i)) -> g_j++  /* 38 (no deadline passes: NO_TIME) */
+    :: F(m, g_i) != 0 && !IS_READ_TOKEN(F(m, g_i)) -> g_k++ /* 40 */
+    :: else -> skip
+    fi
+  }
+  g_i = 0;
+  g_n = 1;                                                /* g_n: the script goes on */
+  if                                                      /* 43 GET KEYS[3] */
+  :: !write ->
+     if
+     :: g_k > 0 || mark[m] != 0 -> g_r = R_NO; g_n = 0     /* 47-50 */
+     :: else -> skip
+     fi
+  :: write ->
+     if
+     :: g_k > 0 || g_j > 0 || (mark[m] != 0 && mark[m] != waiter) ->  /* 52 */
+        if
+        :: waiter != 0 && (mark[m] == 0 || mark[m] == waiter) -> mark[m] = waiter  /* 53-55 SET KEYS[3] waiter PX */
+        :: else -> skip
+        fi;
+        g_r = R_NO; g_n = 0                               /* 56 */
+     :: else ->
+        if
+        :: mark[m] != 0 -> mark[m] = 0                    /* 58-60 DEL KEYS[3] */
+        :: else -> skip
+        fi
+     fi
+  fi;
+  if
+  :: g_n ->
+     F(m, TOKEN_TASK(token)) = token;                     /* 62 HSET KEYS[1] ARGV[1] now + ttl */
+     /* 63-65 PEXPIRE: the key's life, not modelled (NO_TIME) */
+     g_r = R_YES                                          /* 66-68 */
+  :: else -> skip
+  fi;
+  g_j = 0; g_k = 0; g_n = 0
+}
+
+/* rw_release.lua on master m (OLD_RW_RELEASE: reentrant_release.lua's
+   effect on the rw hash, the seeded bug). Answers 1 as R_YES, 0 as R_NO. */
+inline rw_release(m, token, waiter) {
+  if
+  :: waiter != 0 && mark[m] == waiter -> mark[m] = 0      /* 19-21 GET KEYS[2] == ARGV[2]: DEL */
+  :: else -> skip
+  fi;
+  /* 22-23 TIME; 24-30 HGETALL, every field a read-write hold */
+#ifdef OLD_RW_RELEASE
+  /* Before the rw release: the token's field there, the whole key DELeted. */
+  if
+  :: F(m, TOKEN_TASK(token)) == token ->
+     for (g_i : 0 .. NT - 1) { F(m, g_i) = 0 }; g_i = 0;
+     g_r = R_YES
+  :: else -> g_r = R_NO
+  fi
+#else
+  g_r = R_NO;                                             /* 31 ours = false */
+  if
+  :: F(m, TOKEN_TASK(token)) == token ->                  /* 34 fields[i] == ARGV[1] */
+     F(m, TOKEN_TASK(token)) = 0;                         /* 35 HDEL KEYS[1] fields[i] */
+     g_r = R_YES                                          /* 36 ours (deadline > now) */
+  :: else -> skip
+  fi
+  /* 42-45 DEL KEYS[1] when no live field is left: the same state here;
+     46-49 PUBLISH: wake-ups are not modelled here */
+#endif
+}
+
+/* The holds on master m other than the one token `token` names. */
+inline count_others(m, token, into) {
+  into = 0;
+  for (g_i : 0 .. NT - 1) {
+    if
+    :: F(m, g_i) != 0 && F(m, g_i) != token -> into++
+    :: else -> skip
+    fi
+  }
+  g_i = 0
+}
+
+inline run_script(m) {
+  if
+  :: g_op == OP_RWACQ -> rw_acquire(m, g_a, g_b, g_d)
+  :: g_op == OP_RWREL ->
+     /* No hold is released by a token that does not name it (no field
+        lapses here: NO_TIME). */
+     count_others(m, g_a, g_x);
+     rw_release(m, g_a, g_b);
+     count_others(m, g_a, g_y);
+     assert(g_y == g_x);
+     g_x = 0; g_y = 0
+  fi
+}
+/* A restart empty: only when nothing is held there (no time passes). */
+inline forget(m) {
+  for (g_i : 0 .. NT - 1) {
+    if
+    :: F(m, g_i) != 0 -> g_n = 0
+    :: else -> skip
+    fi
+  }
+  g_i = 0;
+  if
+  :: g_n -> mark[m] = 0
+  :: else -> skip
+  fi
+}
+inline advance_model(cl, d) { skip }
+
+#include "env_procs.pml"
+
+/* A task: acquire (ATTS attempts; a refused or failed round is cleaned up
+   on every master that did not refuse: rw_release.lua with no wake), hold,
+   release by its token on every master. The writer has a waiter id (its
+   mark) and takes the mark down when it gives up. */
+proctype Task(byte t) {
+  byte att, tok, tg;
+  bool won;
+  bool write = (t == WRITER);
+attempt:
+  atomic {
+    att++; tok = TOKEN(t, att);
+    round_start(t, R_EARLY, TTL, OP_RWACQ, tok, write, (write -> WAITER_ID : 0))
+  };
+  await_round(t);
+  atomic {
+    won = (yes[t] >= Q);
+    if
+    :: won -> held[t] = 1; wend[t] = 1
+    :: else -> cleanup_on(t, MAY_HOLD(t), OP_RWREL, tok, 0, 0)
+    fi;
+    rdl[t] = 0
+  };
+  if
+  :: won ->
+     atomic {
+       held[t] = 0; wend[t] = 0;
+       cleanup_on(t, ALL_MASK, OP_RWREL, tok, 0, 1)
+     }
+  :: !won && att < ATTS_OF(t) -> goto attempt
+  :: !won && att >= ATTS_OF(t) ->
+     if
+     :: write -> atomic { cleanup_on(t, ALL_MASK, OP_RWREL, 0, WAITER_ID, 0) }
+     :: else -> skip
+     fi
+  fi;
+end:
+  skip
+}
+
+init {
+  atomic {
+    RUN_ENV;
+    for (g_i : 0 .. NT - 1) { run Task(g_i) };
+    g_i = 0
+  }
+}
+
+/* No writer with a reader (and one writer: there is one). */
+#define READER_IN (IN_CS(0) || IN_CS(1))
+active proctype no_writer_with_a_reader() {
+end:
+  atomic { IN_CS(WRITER) && READER_IN -> assert(false) }
+}
