@@ -13,6 +13,7 @@
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/post.hpp>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -116,6 +117,8 @@ inline const char* name_of(meets m) {
 struct names {
   std::string stem, r, partner;
   explicit names(std::string s) : stem(std::move(s)), r(stem), partner(stem + ".b") {}
+  names(std::string s, std::string name, std::string other)
+      : stem(std::move(s)), r(std::move(name)), partner(std::move(other)) {}
 };
 
 /// A holder or contender: which kind it takes, as which owner (reentrant,
@@ -200,8 +203,11 @@ struct attempt_log : observer {
   void on_node_reply(std::size_t, std::string_view, std::chrono::microseconds, const error_code&) override {
     ++replies;
   }
-  bool first_round_answered(std::size_t masters) const {
-    return attempts > 0 && replies - replies_at_first_attempt >= masters;
+  bool first_round_answered(std::size_t masters) const { return first_round_answered_since(0, masters); }
+  /// The same for an acquisition started after attempts() was `mark` (a
+  /// client whose earlier acquisitions were counted too).
+  bool first_round_answered_since(unsigned mark, std::size_t masters) const {
+    return attempts > mark && replies - replies_at_first_attempt >= masters;
   }
 };
 
@@ -255,6 +261,22 @@ class contender {
   boost::asio::any_io_executor executor_;
   std::shared_future<outcome> future_;
 };
+
+/// Two acquisitions by one client started in one go on its own thread, so
+/// that neither can have heard of the other's answer: two first
+/// acquisitions by one owner at once.
+inline std::pair<std::unique_ptr<contender>, std::unique_ptr<contender>> start_two(client& c, const std::string& name,
+                                                                                  kind k, const acquire_options& o) {
+  std::pair<std::unique_ptr<contender>, std::unique_ptr<contender>> both;
+  std::promise<void> started;
+  boost::asio::post(c.async().get_executor(), [&] {
+    both.first = std::make_unique<contender>(c, name, k, o);
+    both.second = std::make_unique<contender>(c, name, k, o);
+    started.set_value();
+  });
+  started.get_future().wait();
+  return both;
+}
 
 // ---- the masters' view -----------------------------------------------------
 
@@ -334,12 +356,43 @@ inline std::vector<master_view> snapshot(masters& m, const std::string& stem) {
   return views;
 }
 
+/// Per master, how many subscriptions listen for releases of `name` (its
+/// release channel and its clients' wake channels).
+inline std::vector<long> release_listeners(masters& m, const std::string& name) {
+  std::vector<long> out;
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    auto channels = split(m[i].command({"PUBSUB", "CHANNELS", detail::keys::released_channel(name) + "*"}), ' ');
+    long listening = 0;
+    if (!channels.front().empty()) {
+      std::vector<std::string> numsub{"PUBSUB", "NUMSUB"};
+      numsub.insert(numsub.end(), channels.begin(), channels.end());
+      auto counts = split(m[i].command(numsub), ' ');  // channel, count, channel, count, ...
+      for (std::size_t c = 1; c < counts.size(); c += 2) listening += std::stol(counts[c]);
+    }
+    out.push_back(listening);
+  }
+  return out;
+}
+
+/// The views as text, a line per key, for failure messages.
+inline std::string to_string(const std::vector<master_view>& views) {
+  std::ostringstream out;
+  for (std::size_t i = 0; i < views.size(); ++i) {
+    out << "\n    master " << i << " (TIME " << views[i].now_ms << "):";
+    for (auto& [key, k] : views[i].keys) {
+      out << "\n      " << key << " " << k.type << " pttl " << k.pttl << (k.value.empty() ? "" : " ") << k.value;
+      for (auto& [f, v] : k.fields) out << " " << f << "=" << v;
+    }
+  }
+  return out.str();
+}
+
 /// The keys that are a hold themselves (gone once released), as opposed to
 /// companions (fence counters, wake lists, queues, marks, descriptions).
 inline bool is_lock_key(const std::string& key, const names& n) {
   return key == n.r || key == n.partner || key.rfind(detail::keys::tagged(n.r, ":permit:"), 0) == 0;
 }
-inline bool is_fence(const std::string& key) { return key.size() >= 6 && key.compare(key.size() - 6, 6, ":fence") == 0; }
+inline bool is_fence(const std::string& key) { return key.ends_with(":fence"); }
 
 /// A hold the library says someone has now, to check against the masters.
 struct claim {
@@ -393,16 +446,36 @@ inline bool backs(const master_view& v, const claim& c, const names& n, long lon
   return false;
 }
 
-/// Is `c`'s hold still anywhere on a master (a live field, a key with its token)?
+/// Is `c`'s hold still on master `v` (its token in one of its keys, a live
+/// field)? Only its own keys: one owner's field may hold the other name.
 inline bool leaves_trace(const master_view& v, const claim& c, const names& n) {
   const auto& token = c.l.token();
   for (auto& [key, k] : v.keys) {
-    if (!is_lock_key(key, n)) continue;
+    bool its_key = key == n.r || (c.k == kind::set && key == n.partner) ||
+                   (c.k == kind::semaphore && key.rfind(detail::keys::tagged(n.r, ":permit:"), 0) == 0);
+    if (!its_key) continue;
     if (k.type == "string" && k.value == token) return true;
     auto f = k.fields.find(token);
     if (k.type == "hash" && f != k.fields.end()) {
       if (layout_of(c.k) != layout::rw || std::stoll(f->second) > v.now_ms) return true;
     }
+  }
+  return false;
+}
+
+/// Does one master's status (async_client::async_status) show `l`, a hold of kind `k`?
+inline bool shows(const node_status& v, kind k, const lock& l) {
+  auto has_owner = [&] {
+    return std::any_of(v.owners.begin(), v.owners.end(), [&](auto& o) { return o.owner == l.token(); });
+  };
+  switch (layout_of(k)) {
+    case layout::token: return v.content == key_content::mutex && v.token == l.token();
+    case layout::owners: return v.content == key_content::owners && has_owner();
+    case layout::rw: return v.content == key_content::rwlock && has_owner();
+    case layout::slots:
+      return v.content == key_content::semaphore &&
+             std::any_of(v.permit_holds.begin(), v.permit_holds.end(),
+                         [&](auto& p) { return p.permit == l.permit() && p.token == l.token(); });
   }
   return false;
 }
@@ -466,6 +539,14 @@ inline void check_layouts(const std::vector<master_view>& views, const names& n,
       if (owners > 0 && readers + writers > 0) out.push_back("owner and read-write fields mixed in " + n.r + at);
       if (writers > 1 || (writers > 0 && readers > 0))
         out.push_back(std::to_string(writers) + " writer(s) with " + std::to_string(readers) + " reader(s) live" + at);
+      // Each hold lapses on its own "like a key at its TTL" (section 15):
+      // once none is live, the key is nothing but a leftover. (50 ms: the
+      // key's expiry and the last deadline are set apart by a little.)
+      bool rw = std::any_of(r->fields.begin(), r->fields.end(),
+                            [](auto& f) { return f.first.starts_with("r:") || f.first.starts_with("w:"); });
+      if (rw && readers + writers == 0 && (r->pttl == -1 || r->pttl > 50))
+        out.push_back("a read-write hash with no live hold left, kept " + std::to_string(r->pttl) + " ms more: " + n.r +
+                      at);
     }
     auto* in_use = views[i].find(detail::keys::permits(n.r));
     std::size_t slots = 0;
