@@ -11,8 +11,9 @@
 //    masters for at least that long (a key's TTL, a read-write field's
 //    deadline, an election's proclamation);
 //  - a hold released (or adopted and released, or expired) is gone, and
-//    after every release no lock key is left, nor any key without a TTL
-//    but the fence counters;
+//    after every release no lock key is left (a read-write hash whose
+//    holds all ended included), nor any key without a TTL but the fence
+//    counters;
 //  - no lost wake-up: a waiter gets the lock within 1.5 s of it being free
 //    (its retry delay is 3 s: only a wake-up brings it in sooner).
 // Each cell is a test case named <A's kind>_x_<operation>_x_<B's kind>_<role>
@@ -55,11 +56,11 @@ enum class op {
   adopt_release,          ///< another client adopts A's token and releases it (redlock release --token)
   adopt_extend,           ///< another client adopts A's token and extends it to 20 s
   status,                 ///< read-only, shows A's hold
-  renew,                  ///< held for 350 ms with renewal, for 400 ms
+  renew,                  ///< held for 700 ms with renewal, for 800 ms
   cancel,                 ///< A's waiting acquisition is cancelled
   reentry,                ///< A's client and owner ask again while A holds, then release the inner hold
   second_first,           ///< two first acquisitions by one client and owner at once
-  expiry,                 ///< A's client dies holding it (250 ms TTL)
+  expiry,                 ///< A's client dies holding it (300 ms TTL; a campaign, which renews, 700 ms)
   release_beside_lapsed,  ///< a reader releases after another reader's hold lapsed
 };
 
@@ -118,8 +119,6 @@ unsigned permits_for(kind a, kind b, role r) {
 bool adoptable_by_token(kind k) { return k != kind::semaphore && k != kind::set; }
 
 bool cell_makes_sense(const cell& c) {
-  bool adopts = c.o == op::adopt_release || c.o == op::adopt_extend;
-  if (adopts && !adoptable_by_token(c.a)) return false;  // the adopt_options group
   if (c.o == op::release_beside_lapsed && c.a != kind::read) return false;  // only readers hold beside others
   if (c.r == role::alone) return c.o != op::cancel;  // a cancel needs someone to wait for
   auto permits = permits_for(c.a, c.b, c.r);
@@ -136,21 +135,14 @@ bool cell_makes_sense(const cell& c) {
   return c.r == role::waits || a_meets == meets::shares;
 }
 
+/// The cells of the table, or (adopt_options_group) those that adopt a
+/// semaphore's permit or a set, which need adopt_options.
 std::vector<cell> table_cells(bool adopt_options_group) {
   std::vector<cell> cells;
   for (auto a : all_kinds)
     for (auto o : all_ops) {
-      if (adopt_options_group) {
-        if ((o != op::adopt_release && o != op::adopt_extend) || adoptable_by_token(a)) continue;
-        cells.push_back({a, o, a, role::alone});
-        for (auto b : all_kinds)
-          if (layout_of(a) == layout_of(b)) {
-            auto permits = permits_for(a, b, role::holds);
-            if (between(b, a, permits) == meets::shares) cells.push_back({a, o, b, role::holds});
-            cells.push_back({a, o, b, role::waits});
-          }
-        continue;
-      }
+      bool needs_options = (o == op::adopt_release || o == op::adopt_extend) && !adoptable_by_token(a);
+      if (needs_options != adopt_options_group) continue;
       if (cell_makes_sense({a, o, a, role::alone})) cells.push_back({a, o, a, role::alone});
       for (auto b : all_kinds)
         for (auto r : {role::holds, role::waits})
@@ -167,7 +159,8 @@ std::vector<cell> table_cells(bool adopt_options_group) {
 constexpr milliseconds wake_bound = 1500ms;
 constexpr milliseconds waiter_retry = 3000ms;
 constexpr milliseconds unwoken_retry = 150ms;
-constexpr milliseconds short_ttl = 250ms;
+constexpr milliseconds short_ttl = 300ms;
+constexpr milliseconds renewed_ttl = 700ms;  // renewed every ttl / 3, which must exceed the node timeout
 
 acquire_options waiting(acquire_options o, kind waiter, kind holder, milliseconds retry) {
   bool woken = waiter != kind::set && layout_of(waiter) == layout_of(holder);
@@ -255,6 +248,10 @@ class cell_run {
     return std::all_of(listening.begin(), listening.end(), [&](long n) { return n >= waiters; });
   }
 
+  static void expect_done(const error_code& ec, const std::string& what) {
+    BOOST_TEST(!ec, what << " failed: " << ec.message());
+  }
+
   /// An acquisition's answer is what `m` says it must be; a grant becomes a claim.
   void expect_answer(const std::string& who, kind k, const outcome& got, meets m) {
     switch (m) {
@@ -304,7 +301,7 @@ class cell_run {
     b_meets_ = meets::excludes;
     b_asks(waiter_retry, c_.a == kind::set ? 1 : 2);
     cancel_and_check(a);
-    BOOST_TEST(!release_now(*h.c, held.l, c_.b));
+    expect_done(release_now(*h.c, held.l, c_.b), "H's release");
     freed_at_ = steady::now();
   }
 
@@ -328,7 +325,7 @@ class cell_run {
     checkpoint("after both answered");
     if (claims_.size() == 2) {
       // Each is a hold of its own to its caller: releasing one leaves the other.
-      BOOST_TEST(!release_now(*a_.c, claims_.back().l, c_.a), "the release of the second hold failed");
+      expect_done(release_now(*a_.c, claims_.back().l, c_.a), "the release of the second hold");
       claims_.pop_back();
       checkpoint("after the second of two holds was released");
     }
@@ -336,8 +333,7 @@ class cell_run {
 
   void a_expires() {
     auto dying = std::make_unique<party>(m_);
-    // A campaign renews: its ttl / 3 must exceed the node timeout (100 ms).
-    auto ttl = c_.a == kind::election ? 350ms : short_ttl;
+    auto ttl = c_.a == kind::election ? renewed_ttl : short_ttl;  // a campaign renews
     auto got = acquire_now(*dying->c, n_.r, c_.a, a_options(ttl));
     auto taken_at = steady::now();
     BOOST_REQUIRE_MESSAGE(got.granted(), got.ec.message());
@@ -350,14 +346,16 @@ class cell_run {
     checkpoint("after A's TTL");
   }
 
+  // A reads; another reader joins it and dies; once that one lapsed (no
+  // script ran on the key since), A's is the last live hold to go.
   void release_beside_a_lapsed_reader() {
+    auto l = a_takes(30000ms, a_options());
     {
       party dead(m_);
       auto got = acquire_now(*dead.c, n_.r, kind::read, options_for({kind::read, "D", short_ttl}, n_));
       BOOST_REQUIRE(got.granted());
     }  // its client gone without a release
     auto deadline = steady::now() + short_ttl;
-    auto l = a_takes(30000ms, a_options());
     if (c_.r == role::waits) b_asks();
     std::this_thread::sleep_until(deadline + 50ms);
     checkpoint("after the other reader lapsed");
@@ -365,7 +363,7 @@ class cell_run {
   }
 
   void a_releases(const lock& l) {
-    BOOST_TEST(!release_now(*a_.c, l, c_.a), "A's release failed");
+    expect_done(release_now(*a_.c, l, c_.a), "A's release");
     forget_a(l, true);
   }
 
@@ -379,7 +377,7 @@ class cell_run {
   void operate_on_a_hold() {
     milliseconds ttl = c_.o == op::extend_longer || c_.o == op::adopt_extend ? 2000ms
                        : c_.o == op::extend_shorter                         ? 20000ms
-                       : c_.o == op::renew                                  ? 350ms
+                       : c_.o == op::renew                                  ? renewed_ttl
                                                                             : 30000ms;
     auto o = a_options();
     o.renew = c_.o == op::renew;
@@ -389,26 +387,26 @@ class cell_run {
       case op::extend_shorter:
       case op::extend_longer: {
         auto to = c_.o == op::extend_shorter ? 2000ms : 20000ms;
-        BOOST_TEST(!extend_now(*a_.c, l, to), "A's extend failed");
+        expect_done(extend_now(*a_.c, l, to), "A's extend");
         BOOST_TEST(l.remaining_validity() > 15000ms, "A's window ends in " << l.remaining_validity().count() << " ms");
         break;
       }
       case op::release: a_releases(l); break;
       case op::adopt_release: {
         auto adopted = adopt(l, 30000ms);
-        BOOST_TEST(!release_now(*adopter().c, adopted, kind::mutex), "the adopted hold's release failed");
+        expect_done(release_now(*adopter().c, adopted, kind::mutex), "the adopted hold's release");
         forget_a(l, true);
         break;
       }
       case op::adopt_extend: {
         auto adopted = adopt(l, 20000ms);
-        BOOST_TEST(!extend_now(*adopter().c, adopted, 20000ms), "the adopted hold's extend failed");
+        expect_done(extend_now(*adopter().c, adopted, 20000ms), "the adopted hold's extend");
         claims_.push_back({"A (adopted)", c_.a, adopted});
         break;
       }
       case op::status: status_shows_a(l); break;
       case op::renew:
-        std::this_thread::sleep_for(400ms);  // longer than the TTL: renewed at least once
+        std::this_thread::sleep_for(renewed_ttl + 100ms);  // longer than the TTL: renewed meanwhile
         BOOST_TEST(!l.lost(), "A's renewed lease was lost: " << redlock::to_string(l.why_lost()));
         break;
       case op::reentry: reenter(l); break;
@@ -440,25 +438,39 @@ class cell_run {
     return adopter().c->adopt(n_.r, l.token(), ttl);
   }
 
+  /// The holds on the masters, as text per master (what status must not change).
+  std::vector<std::string> holds_text(const std::vector<master_view>& views) const {
+    std::vector<std::string> out;
+    for (auto& v : views) {
+      std::string text;
+      for (auto& [k, kv] : v.keys)
+        if (is_lock_key(k, n_)) {
+          text += k + " " + kv.type + " " + kv.value;
+          for (auto& [f, value] : kv.fields) text += " " + f + "=" + value;
+          text += "\n";
+        }
+      out.push_back(std::move(text));
+    }
+    return out;
+  }
+
   void status_shows_a(const lock& l) {
-    auto before = snapshot(m_, n_.stem);
+    // Once the acquisitions settled (a master's late grant, its clean-up),
+    // status alone must change nothing.
+    auto before = holds_text(snapshot(m_, n_.stem));
+    eventually([&] {
+      std::this_thread::sleep_for(20ms);
+      auto again = holds_text(snapshot(m_, n_.stem));
+      return std::exchange(before, again) == again;
+    }, 2000ms);
     auto views = a_.c->status(n_.r);
     std::size_t shown = 0;
     for (auto& v : views) shown += shows(v, c_.a, l) ? 1 : 0;
     BOOST_TEST(shown >= quorum(), "status shows A's hold on " << shown << " master(s)");
-    auto after = snapshot(m_, n_.stem);
-    for (std::size_t i = 0; i < m_.size(); ++i) {
-      // (Only the holds: an acquisition's own clean-up, a fair winner
-      // leaving the queue, may still be on its way.)
-      std::map<std::string, std::string> was, is;
-      for (auto& [views, into] : {std::pair{&before, &was}, std::pair{&after, &is}})
-        for (auto& [k, v] : (*views)[i].keys)
-          if (is_lock_key(k, n_)) {
-            auto& text = (*into)[k] = v.type + " " + v.value;
-            for (auto& [f, value] : v.fields) text += " " + f + "=" + value;
-          }
-      BOOST_TEST((was == is), "status changed the holds on master " << i);
-    }
+    auto after = holds_text(snapshot(m_, n_.stem));
+    for (std::size_t i = 0; i < m_.size(); ++i)
+      BOOST_TEST(before[i] == after[i], "status changed the holds on master " << i << ":\n" << before[i] << "to\n"
+                                                                             << after[i]);
   }
 
   // Kinds with owners re-enter (one hold, counted twice); the others are
@@ -470,7 +482,7 @@ class cell_run {
     if (!got.granted()) return;
     BOOST_TEST(got.l.token() == outer.token());
     checkpoint("after the re-entry");
-    BOOST_TEST(!release_now(*a_.c, got.l, c_.a), "the inner release failed");
+    expect_done(release_now(*a_.c, got.l, c_.a), "the inner release");
     std::erase_if(claims_, [](const claim& c) { return c.who == "A again"; });
     BOOST_TEST(outer.holds() == 1);
   }
@@ -497,6 +509,7 @@ class cell_run {
           if (leaves_trace(v, g, n_)) return false;
       return true;
     }, 2000ms);
+    read_windows(claims_);
     auto views = snapshot(m_, n_.stem);
     findings f;
     check_layouts(views, n_, f);
@@ -514,7 +527,7 @@ class cell_run {
     // handle is A's hold too.
     std::erase_if(claims_, [](const claim& c) { return c.who == "A (adopted)"; });
     for (auto it = claims_.rbegin(); it != claims_.rend(); ++it)
-      if (it->who.starts_with("A")) BOOST_TEST(!release_now(*a_.c, it->l, it->k), describe(*it) << ": release failed");
+      if (it->who.starts_with("A")) expect_done(release_now(*a_.c, it->l, it->k), describe(*it) + "'s release");
     std::vector<lock> released;
     for (auto& c : claims_)
       if (c.who.starts_with("A")) released.push_back(c.l);
@@ -528,12 +541,14 @@ class cell_run {
       b_wait_->result(10000ms);  // it gets in on its timer
       checkpoint("once B's wait ended");
     }
-    for (auto& c : claims_) BOOST_TEST(!release_now(*b_.c, c.l, c.k), describe(c) << ": release failed");
+    for (auto& c : claims_) expect_done(release_now(*b_.c, c.l, c.k), describe(c) + "'s release");
     claims_.clear();
     findings f;
     eventually([&] {
       f.clear();
-      check_nothing_held(snapshot(m_, n_.stem), n_, f);
+      auto views = snapshot(m_, n_.stem);
+      check_nothing_held(views, n_, f);
+      check_layouts(views, n_, f);
       return f.empty();
     }, 3000ms);
     BOOST_TEST(f.empty(), "after every release:" << joined(f));

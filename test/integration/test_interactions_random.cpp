@@ -15,7 +15,7 @@
 //  - one waiter at a time: once the model says it may enter, it is in
 //    within 1.5 s (its retry delay is 3 s).
 // Holds live 30 s but for the "crash" operation's, whose holder dies
-// holding it for 600 ms: the model counts such a hold until its TTL and
+// holding it for 700 ms: the model counts such a hold until its TTL and
 // waits out the moments around its end (no step runs across them). A
 // waiter let in by an expiry alone is only promised its next retry.
 // A failure prints the seed and the steps before it; the run then starts
@@ -58,7 +58,7 @@ bool same_owner(int x, int y) {
 
 constexpr unsigned permits = 2;
 constexpr milliseconds hold_ttl = 30000ms;
-constexpr milliseconds crash_ttl = 600ms;
+constexpr milliseconds crash_ttl = 700ms;  // (a campaign renews: ttl / 3 must exceed the node timeout)
 constexpr milliseconds expiry_margin = 250ms;  // no step runs this close to a dying hold's end
 constexpr milliseconds wake_bound = 1500ms;
 constexpr milliseconds waiter_retry = 3000ms;
@@ -129,7 +129,11 @@ class random_run {
     findings f;
     eventually([&] {
       f.clear();
-      check_nothing_held(snapshot(m_, stem), names(stem, name_at[0], name_at[1]), f);
+      auto views = snapshot(m_, stem);
+      for (int n = 0; n < 2; ++n) {
+        check_nothing_held(views, names_of(n), f);
+        check_layouts(views, names_of(n), f);
+      }
       return f.empty();
     }, 3000ms);
     if (!f.empty()) fail("after every release", f);
@@ -514,7 +518,7 @@ class random_run {
     if (--h.levels == 0) end(h);
   }
 
-  // A holder that dies: its hold lasts its TTL (600 ms) in the model. A
+  // A holder that dies: its hold lasts its TTL (700 ms) in the model. A
   // lapsed reader's field stays in the hash until a script drops it.
   std::string crash() {
     // Half of them readers: a lapsed reader among live ones is the case
@@ -604,19 +608,24 @@ class random_run {
           if (leaves_trace(v, g.what, names_of(g.name))) return false;
       return true;
     }, 2000ms);
+    // Each hold's handles (its own, and adopted ones), windows read first.
+    std::vector<std::vector<claim>> claims;
+    for (auto& h : holds_) {
+      claims.push_back({{describe(h), h.k, h.l}});
+      for (auto& a : h.adopted) claims.back().push_back({describe(h) + " (adopted)", h.k, a});
+      read_windows(claims.back());
+    }
     auto views = snapshot(m_, stem);
     findings f = std::move(problems_);
     problems_.clear();
     for (int n = 0; n < 2; ++n) check_layouts(views, names_of(n), f);
     std::array<std::vector<claim>, 2> on_name;
-    for (auto& h : holds_) {
-      std::vector<claim> claims{{describe(h), h.k, h.l}};
-      for (auto& a : h.adopted) claims.push_back({describe(h) + " (adopted)", h.k, a});
-      check_backed(views, claims, names_of(h.name), m_.size() / 2 + 1, f);
+    for (std::size_t i = 0; i < holds_.size(); ++i) {
+      check_backed(views, claims[i], names_of(holds_[i].name), m_.size() / 2 + 1, f);
       for (int n = 0; n < 2; ++n)
-        if (h.on(n)) on_name[static_cast<std::size_t>(n)].push_back(claims.front());
+        if (holds_[i].on(n)) on_name[static_cast<std::size_t>(n)].push_back(claims[i].front());
     }
-    for (auto& claims : on_name) check_who_holds(claims, permits, f);
+    for (auto& on : on_name) check_who_holds(on, permits, f);
     for (auto& g : ended_)
       for (std::size_t i = 0; i < views.size(); ++i)
         if (leaves_trace(views[i], g.what, names_of(g.name)))
