@@ -15,6 +15,12 @@
 -- Returns 1 when the key is ours and expires no earlier than now + ttl, 0
 -- when the key is gone or someone else's.
 local kind = redis.call('TYPE', KEYS[1])['ok']
+-- A read-write hold ('r:'/'w:' field) lapses at its own deadline, which only
+-- rw_extend.lua moves: lengthening the key here would vouch for a hold that
+-- still lapses at its old deadline.
+if kind == 'hash' and string.find(ARGV[1], '^[rw]:') then
+  return redis.error_reply('WRONGTYPE token names a read-write hold: extend it as one (rw_extend.lua)')
+end
 local ours = (kind == 'string' and redis.call('GET', KEYS[1]) == ARGV[1])
   or (kind == 'hash' and redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1
       and tonumber(redis.call('HGET', KEYS[1], ':hold-id') or '0') <= tonumber(ARGV[3]))

@@ -33,6 +33,7 @@
 -- (so that the releasing client, asking again at once, lets that waiter
 -- have it: mutex_acquire.lua, ARGV[3] 'line', or the entry of ARGV[5]),
 -- 0 when it was gone or someone else's.
+--#include lib/wake_first_waiter.lua
 if (ARGV[4] or '') ~= '' then
   redis.call('ZREM', KEYS[2], ARGV[4])
   redis.call('ZREM', KEYS[3], ARGV[4])
@@ -51,30 +52,11 @@ else
     return 1
   end
 end
--- The first live waiter: most releases have no one waiting (one ZRANGE
--- then), and the first entry is usually live (a ZSCORE against the clock).
--- Only a lapsed first entry costs the sweep of every lapsed one. Each call
--- here costs the master about a GET on top of the command (see
--- redlock-bench throughput and semaphore).
-local head = KEYS[2] and redis.call('ZRANGE', KEYS[2], 0, 0)[1]
-local now
-if head then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  local until_ms = tonumber(redis.call('ZSCORE', KEYS[3], head) or '0')
-  if until_ms <= now then
-    for _, lapsed in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
-      redis.call('ZREM', KEYS[2], lapsed)
-      redis.call('ZREM', KEYS[3], lapsed)
-    end
-    redis.call('ZREM', KEYS[2], head)  -- lapsed, or without a deadline
-    head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
-  end
-end
+local head, now = nil, nil
+if KEYS[2] then head, now = first_live_waiter(KEYS[2], KEYS[3]) end
 if head and ARGV[3] == 'quiet' then return 3 end
 if head then
-  local client = string.match(head, '^(.*):[^:]*$')
-  redis.call('PUBLISH', ARGV[2] .. ':' .. client, '=' .. head .. ' ' .. ARGV[1])
+  name_waiter(ARGV[2], head, ARGV[1])
   if (ARGV[5] or '') ~= '' then
     local lapse = tonumber(ARGV[7])
     redis.call('ZADD', KEYS[2], 'NX', ARGV[6], ARGV[5])

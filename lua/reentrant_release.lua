@@ -18,6 +18,11 @@
 -- masters may differ after failed re-entries, so the last release deletes
 -- whatever count is left, and earlier ones never go below 1.
 -- Returns 1 when our hold was found here, 0 otherwise.
+-- A read-write hold ('r:'/'w:' field) shares its hash with other holds:
+-- deleting the key below would free them all (rw_release.lua removes one).
+if string.find(ARGV[1], '^[rw]:') then
+  return redis.error_reply('WRONGTYPE token names a read-write hold: release it as one (rw_release.lua)')
+end
 local leaving = ARGV[3] == '1' and ARGV[4] == '1'
 local hold_id = tonumber(ARGV[6])
 

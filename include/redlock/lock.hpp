@@ -80,6 +80,10 @@ class REDLOCK_EXPORT lock {
   std::shared_ptr<detail::lock_state> state_;
 };
 
+/// One word per kind, for logs, labels and messages: "mutex", "reentrant",
+/// "fair", "semaphore", "read", "write".
+REDLOCK_EXPORT std::string_view to_string(lock_kind k) noexcept;
+
 /// One word per reason, for logs and labels: "none", "expired",
 /// "taken_over", "quorum_lost", "max_hold".
 REDLOCK_EXPORT std::string_view to_string(lost_reason r) noexcept;

@@ -13,7 +13,9 @@
 #include <redlock/client.hpp>
 #include <redlock/error.hpp>
 
+#include <algorithm>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -21,8 +23,9 @@ namespace redlock {
 
 class mutex {
  public:
-  /// `options` are used for every acquisition (their wait and retry delays
-  /// pace lock(); try_lock() makes one attempt).
+  /// `options` are used for every acquisition (their retry delays pace
+  /// lock(), their wait how long each of its calls lasts; try_lock() makes
+  /// one attempt).
   mutex(client& c, std::string name, acquire_options options = {})
       : client_(c), name_(std::move(name)), options_(std::move(options)) {}
   mutex(const mutex&) = delete;
@@ -30,15 +33,24 @@ class mutex {
   /// A mutex destroyed while held releases quietly (the keys expire anyway).
   ~mutex() { unlock(); }
 
-  /// Blocks until the lock is held: while others hold it, acquisition is
-  /// retried (each call waiting at most `options.wait`). Throws
-  /// redlock::error for anything but contention (bad options, masters
-  /// unreachable or refusing service), and std::logic_error when this
-  /// mutex is already held through this object.
+  /// Blocks until the lock is held. While others hold it, it waits as
+  /// acquire() with a wait does: an attempt per retry delay, and woken by
+  /// their release (a waiter on the masters' wake lists). It waits in calls
+  /// of `options.wait`, but at least a second and two retry delays, with no
+  /// limit on attempts within them: an error that lasts a whole call is
+  /// thrown as redlock::error (bad options, masters unreachable or refusing
+  /// service), contention never is. Throws std::logic_error when this mutex
+  /// is already held through this object.
   void lock() {
     if (held_) throw std::logic_error("redlock::mutex '" + name_ + "': lock() while already held");
+    // With one attempt per call (the default wait of 0), lock() called
+    // try_acquire again at once, round after round: thousands of SETs per
+    // second on every master, and no place on the wake lists.
+    auto waiting = options_;
+    waiting.max_attempts = 0;
+    waiting.wait = std::max({options_.wait, milliseconds(1000), 2 * (options_.retry_delay + options_.retry_jitter)});
     for (;;)
-      if (auto l = client_.try_acquire(name_, options_)) {
+      if (auto l = client_.try_acquire(name_, waiting)) {
         held_ = std::move(*l);
         return;
       }

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -146,6 +147,28 @@ struct acquire_options {
   /// max_names in all; mutex only. lock::names() and lock::fences() list them.
   std::vector<std::string> together{};
 };
+
+/// What async_client::adopt needs to know of a hold beyond its name and
+/// token (docs/algorithm.md, section 16). A token names one hold, and the
+/// handle acts on that hold alone: a reader's token never frees another
+/// reader, a permit's frees one permit, a set's the whole set.
+struct adopt_options {
+  /// The kind of hold the token names. Unset: read from the token, as the
+  /// library writes them: 'r:<hex>' / 'w:<hex>' a read-write lock's read or
+  /// write hold, 's:<hex>' a hold of several names together (give them in
+  /// `together`), '<client id>:<owner>' a reentrant or fair owner, anything
+  /// else a mutex's token. A semaphore permit's token looks like a mutex's:
+  /// say lock_kind::semaphore, with `permit` and `permits`.
+  std::optional<lock_kind> kind{};
+  /// Semaphores: the permit slot the token holds (lock::permit()) and the
+  /// semaphore's number of permits (acquire_options::permits).
+  std::optional<unsigned> permit{};
+  unsigned permits = 0;
+  /// A hold of several names together ('s:' token): the other names (in
+  /// any order; lock::names() lists them all).
+  std::vector<std::string> together{};
+};
+#define REDLOCK_HAS_ADOPT_OPTIONS 1
 
 /// The longest acquire_options::description accepted.
 inline constexpr std::size_t max_description_bytes = 256;

@@ -16,7 +16,8 @@ using namespace std::chrono_literals;
 
 void add_common(po::options_description& d) {
   d.add_options()("nodes", po::value<std::string>(), "comma-separated redis:// URIs (default: $REDLOCK_NODES)")(
-      "name", po::value<std::vector<std::string>>(), "lock name (run: again for more names, held all or none)")("node-timeout", po::value<std::string>(),
+      "name", po::value<std::vector<std::string>>(),
+      "lock name (run, acquire: again for more names, held all or none; release, extend: every name of such a hold)")("node-timeout", po::value<std::string>(),
                                                      "per-master deadline (default 50ms)")(
       "prefix", po::value<std::string>(), "key prefix")(
       "tls-ca", po::value<std::string>(), tls_ca_help)(
@@ -33,8 +34,8 @@ common read_common(const po::variables_map& vm, bool several_names) {
   if (names.empty()) usage("--name is required");
   for (auto& n : names)
     if (n.empty()) usage("--name must not be empty");
-  if (names.size() > 1 && !several_names) usage("--name given " + std::to_string(names.size()) +
-                                                " times: only `redlock run` holds several names together");
+  if (names.size() > 1 && !several_names)
+    usage("--name given " + std::to_string(names.size()) + " times: this command takes one name");
   c.name = names.front();
   c.more_names.assign(names.begin() + 1, names.end());
   c.json = vm.count("json") > 0;
@@ -126,7 +127,9 @@ const char* kind_words(redlock::lock_kind k) {
   return "a lock";
 }
 
-bool looks_like_token(const std::string& s) {
+// One of our mutex tokens: 32 hex digits (after 's:' for a set's).
+bool looks_like_token(std::string s) {
+  if (s.starts_with("s:")) s.erase(0, 2);
   return s.size() == 32 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
 
@@ -202,19 +205,39 @@ const char* reason_name(redlock::lost_reason r) {
   }
 }
 
+namespace {
+// `s` as one shell word: as it is when every character is plain, else in
+// single quotes (each ' written as '\''), so that `eval` reads it back.
+std::string shell_word(const std::string& s) {
+  bool plain = !s.empty() && s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_:./@%+,-") ==
+                                std::string::npos;
+  if (plain) return s;
+  std::string quoted = "'";
+  for (char ch : s) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return quoted + "'";
+}
+}  // namespace
+
 void print_lock(const redlock::lock& l, bool as_json) {
+  auto names = l.names();
   if (as_json) {
     json::object o{{"name", l.name()}, {"token", l.token()}, {"validity_ms", l.remaining_validity().count()}};
     if (l.fence()) o["fence"] = *l.fence();
     if (l.permit()) o["permit"] = *l.permit();
+    if (names.size() > 1) o["names"] = json::value_from(names);
     std::cout << json::serialize(o) << "\n";
     return;
   }
   // eval-able by a shell: eval "$(redlock acquire --name x)"
-  std::cout << "REDLOCK_NAME=" << l.name() << "\nREDLOCK_TOKEN=" << l.token()
+  std::cout << "REDLOCK_NAME=" << shell_word(l.name()) << "\nREDLOCK_TOKEN=" << shell_word(l.token())
             << "\nREDLOCK_VALIDITY_MS=" << l.remaining_validity().count() << "\n";
   if (l.fence()) std::cout << "REDLOCK_FENCE=" << *l.fence() << "\n";
   if (l.permit()) std::cout << "REDLOCK_PERMIT=" << *l.permit() << "\n";
+  if (names.size() > 1) {  // as `redlock run` exports them: sorted, space-separated
+    std::string all;
+    for (auto& n : names) all += (all.empty() ? "" : " ") + n;
+    std::cout << "REDLOCK_NAMES=" << shell_word(all) << "\n";
+  }
 }
 
 }  // namespace redlock::cli

@@ -29,7 +29,8 @@ struct common {
   bool json = false;
 };
 void add_common(boost::program_options::options_description& d);
-/// `several_names`: the command may hold several names together (run).
+/// `several_names`: the command may name several names held together
+/// (run, acquire, and release and extend of such a hold).
 common read_common(const boost::program_options::variables_map& vm, bool several_names = false);
 
 /// --ttl, --wait, --fenced, --kind, --verbose, --description.

@@ -2,9 +2,10 @@
 // `redlock`: the RedLock from the shell.
 //   redlock run     --name N [--ttl 10s] [--wait 0s] [--kind K] [--fenced] -- COMMAND [ARGS...]
 //   redlock elect   --name N [--ttl 10s] [--wait 0s] -- COMMAND [ARGS...]
-//   redlock acquire --name N [--ttl 10s] [--wait 0s] [--fenced] [--json]
-//   redlock extend  --name N --token T [--ttl 10s] [--json]
-//   redlock release --name N --token T
+//   redlock acquire --name N [--name M...] [--ttl 10s] [--wait 0s] [--kind K | --permits N | --shared |
+//                   --exclusive] [--fenced] [--json]
+//   redlock extend  --name N [--name M...] --token T [--ttl 10s] [--json]
+//   redlock release --name N [--name M...] --token T
 //   redlock status  --name N [--json]
 //   redlock doctor  [--ttl 10s] [--json]
 //   redlock --version
@@ -27,9 +28,10 @@ void print_usage(std::ostream& os) {
         "options; redlock --version)\n"
         "  redlock run --name N [--ttl 10s] [--wait 0s] [--kind mutex|reentrant|fair] [--fenced] -- COMMAND [ARGS...]\n"
         "  redlock elect --name N [--ttl 10s] [--wait 0s: until leader] -- COMMAND [ARGS...]   (REDLOCK_FENCE = epoch)\n"
-        "  redlock acquire --name N [--ttl 10s] [--wait 0s] [--kind K] [--fenced] [--json]\n"
-        "  redlock extend --name N --token T [--ttl 10s] [--json]\n"
-        "  redlock release --name N --token T\n"
+        "  redlock acquire --name N [--ttl 10s] [--wait 0s] [--kind K | --permits N | --shared | --exclusive] [--fenced] "
+        "[--json]\n"
+        "  redlock extend --name N --token T [--ttl 10s] [--json]   (the hold that token names, of any kind)\n"
+        "  redlock release --name N --token T                       (--name again for each name of a set)\n"
         "  redlock status --name N [--json]\n"
         "  redlock doctor [--ttl 10s] [--acl-user U] [--json]   (audits the masters: 0 ok, 1 warnings, 2 errors)\n"
         "common: --nodes redis://host:port,... (or REDLOCK_NODES), --tls-ca FILE (or REDLOCK_TLS_CA),\n"

@@ -2,19 +2,24 @@
 // `redlock run`: acquires with renewal, runs COMMAND with the lock's
 // REDLOCK_* variables, forwards signals to it, and ends it when the lease is
 // lost (exit 70; how: --on-lost); otherwise releases and exits with
-// COMMAND's status.
+// COMMAND's status. COMMAND dies with redlock (spawn_command).
 #include "commands.hpp"
 #include "lock_args.hpp"
 #include "metrics.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <iostream>
-#include <spawn.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
-#include <thread>
 #include <unistd.h>
 
 extern char** environ;
@@ -26,10 +31,56 @@ using namespace std::chrono_literals;
 
 namespace {
 
+// What the waiting loop waits for: COMMAND ended (SIGCHLD), a signal to
+// forward, or the lease lost (from the client's I/O thread). Each of them
+// writes to this eventfd, which a signal handler may do (write is
+// async-signal-safe), and the loop sleeps in poll() on it.
+int wake_fd = -1;
+void wake() {
+  int saved = errno;
+  std::uint64_t one = 1;
+  ssize_t ignored = ::write(wake_fd, &one, sizeof one);
+  (void)ignored;
+  errno = saved;
+}
+
 std::atomic<int> forwarded_signal{0};
-extern "C" void on_signal(int sig) { forwarded_signal = sig; }
+extern "C" void on_signal(int sig) {
+  forwarded_signal = sig;
+  wake();
+}
+extern "C" void on_child_ended(int) { wake(); }
 
 constexpr int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
+void handle(int sig, void (*handler)(int), int flags = 0) {
+  struct sigaction sa {};
+  sa.sa_handler = handler;
+  sa.sa_flags = SA_RESTART | flags;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(sig, &sa, nullptr);
+}
+
+// Sleeps until a wake-up or `until` (none: no deadline).
+void await_wake(std::optional<std::chrono::steady_clock::time_point> until) {
+  int timeout = -1;
+  if (until) {
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(*until - std::chrono::steady_clock::now());
+    timeout = static_cast<int>(std::max<std::int64_t>(0, left.count()));
+  }
+  pollfd p{wake_fd, POLLIN, 0};
+  ::poll(&p, 1, timeout);  // EINTR: a handler ran, which is a wake-up too
+  std::uint64_t count;
+  while (::read(wake_fd, &count, sizeof count) > 0) {
+  }
+}
+
+// The child's status once it has ended.
+std::optional<int> ended(pid_t child) {
+  int status = 0;
+  if (::waitpid(child, &status, WNOHANG) == child) return status;
+  return std::nullopt;
+}
 
 // The command's environment: ours, with the lock's REDLOCK_* variables set.
 std::vector<std::string> command_environment(const std::string& name, const redlock::lock& l) {
@@ -57,28 +108,118 @@ std::vector<std::string> command_environment(const std::string& name, const redl
   return env;
 }
 
-// Starts `command` with posix_spawnp: the client's I/O thread runs, so a
-// forked child may run only async-signal-safe code before exec (no malloc,
-// no setenv); spawn does all the preparing in the parent. The command gets
-// the default disposition of the signals we forward. Returns 0 or an errno.
-int spawn_command(std::vector<std::string> command, std::vector<std::string> env, pid_t& child) {
-  std::vector<char*> argv, envp;
-  for (auto& a : command) argv.push_back(a.data());
+// Where execvp would look for `file`, in its order: `file` itself when it
+// names a path, else each PATH directory (confstr's default without PATH;
+// an empty entry is the current directory).
+std::vector<std::string> exec_candidates(const std::string& file) {
+  if (file.empty()) return {};
+  if (file.find('/') != std::string::npos) return {file};
+  std::string path;
+  if (const char* p = std::getenv("PATH")) {
+    path = p;
+  } else {
+    path.resize(::confstr(_CS_PATH, nullptr, 0));
+    ::confstr(_CS_PATH, path.data(), path.size());
+    path.resize(std::strlen(path.c_str()));
+  }
+  std::vector<std::string> candidates;
+  for (std::size_t at = 0;;) {
+    auto end = path.find(':', at);
+    auto dir = path.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    candidates.push_back(dir.empty() ? file : dir + "/" + file);
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  return candidates;
+}
+
+// In the forked child: tries each candidate as execvp does (an EACCES is
+// remembered while the search goes on; an error other than "not there"
+// stops it). Returns the errno to report only if none could be executed.
+// Async-signal-safe: execve and errno only.
+int exec_first(char* const* candidates, char* const* argv, char* const* envp) {
+  bool denied = false;
+  int err = ENOENT;
+  for (; *candidates; ++candidates) {
+    ::execve(*candidates, argv, envp);
+    err = errno;
+    switch (err) {
+      case EACCES: denied = true; [[fallthrough]];
+      case ENOENT: case ENOTDIR: case ESTALE: case ENODEV: case ETIMEDOUT: continue;
+      default: return err;
+    }
+  }
+  return denied ? EACCES : err;
+}
+
+// Starts `command` so that it cannot outlive redlock, which holds its lease:
+// the child asks for SIGKILL when its parent dies (PR_SET_PDEATHSIG) before
+// it execs, so a SIGKILLed redlock (the OOM killer) takes the command with
+// it, and no second holder's command runs beside it once the lease ends.
+// posix_spawn cannot ask for that, hence fork. The client's I/O thread runs
+// meanwhile, so the child may only make async-signal-safe calls before exec
+// (no malloc, no setenv, no execvp's PATH search): everything is prepared
+// here first. The command gets the default disposition of the signals we
+// handle and an empty signal mask. Returns 0 or an errno (from fork, or
+// from exec, carried back through a close-on-exec pipe).
+//
+// The signal follows the *thread* that forked: the calling thread must last
+// as long as the command runs. run_holding calls this from the main thread,
+// which lives until the command has been reaped.
+int spawn_command(const std::vector<std::string>& command, std::vector<std::string> env, pid_t& child) {
+  auto paths = exec_candidates(command[0]);
+  std::vector<std::string> args = command;
+  std::vector<char*> candidates, argv, envp;
+  for (auto& p : paths) candidates.push_back(p.data());
+  candidates.push_back(nullptr);
+  for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   for (auto& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
-  posix_spawnattr_t attr;
-  if (int rc = ::posix_spawnattr_init(&attr)) return rc;
-  sigset_t defaults, none;
-  sigemptyset(&defaults);
+  int report[2];
+  if (::pipe2(report, O_CLOEXEC) != 0) return errno;
+  // Every signal blocked across the fork: no handler of ours may run in the
+  // child before it has reset them.
+  sigset_t all, none, before;
+  sigfillset(&all);
   sigemptyset(&none);
-  for (int sig : forwarded_signals) sigaddset(&defaults, sig);
-  ::posix_spawnattr_setsigdefault(&attr, &defaults);
-  ::posix_spawnattr_setsigmask(&attr, &none);
-  ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  int rc = ::posix_spawnp(&child, argv[0], nullptr, &attr, argv.data(), envp.data());
-  ::posix_spawnattr_destroy(&attr);
-  return rc;
+  ::pthread_sigmask(SIG_SETMASK, &all, &before);
+  const pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(report[0]);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // redlock died before the prctl: nothing would kill the command later.
+    if (::getppid() != parent) ::_exit(127);
+    struct sigaction by_default {};
+    by_default.sa_handler = SIG_DFL;
+    for (int sig : forwarded_signals) ::sigaction(sig, &by_default, nullptr);
+    ::sigaction(SIGCHLD, &by_default, nullptr);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    int err = exec_first(candidates.data(), argv.data(), envp.data());
+    ssize_t ignored = ::write(report[1], &err, sizeof err);
+    (void)ignored;
+    ::_exit(127);
+  }
+  int fork_error = errno;
+  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  ::close(report[1]);
+  if (pid < 0) {
+    ::close(report[0]);
+    return fork_error;
+  }
+  // Nothing to read once exec closed the pipe: the command runs.
+  int exec_error = 0;
+  ssize_t got;
+  while ((got = ::read(report[0], &exec_error, sizeof exec_error)) < 0 && errno == EINTR) {
+  }
+  ::close(report[0]);
+  if (got == sizeof exec_error) {
+    ::waitpid(pid, nullptr, 0);
+    return exec_error;
+  }
+  child = pid;
+  return 0;
 }
 
 // What to do to COMMAND when the lease is lost (--on-lost).
@@ -98,17 +239,17 @@ on_lost_policy on_lost_arg(const po::variables_map& vm) {
 
 // Waits up to `grace` for the child to end, then SIGKILLs it; its status.
 int reap_within(pid_t child, std::chrono::steady_clock::duration grace) {
-  int status = 0;
   auto until = std::chrono::steady_clock::now() + grace;
-  while (::waitpid(child, &status, WNOHANG) != child) {
+  for (;;) {
+    if (auto status = ended(child)) return *status;
     if (std::chrono::steady_clock::now() >= until) {
+      int status = 0;
       ::kill(child, SIGKILL);
       ::waitpid(child, &status, 0);
-      break;
+      return status;
     }
-    std::this_thread::sleep_for(10ms);
+    await_wake(until);
   }
-  return status;
 }
 
 // The lease is lost: the command must not go on believing it holds the
@@ -132,6 +273,11 @@ void end_command(pid_t child, const on_lost_policy& policy, std::chrono::millise
       env.push_back("REDLOCK_NAME=" + name);
       env.push_back("REDLOCK_PID=" + std::to_string(child));
       env.push_back("REDLOCK_LOST_REASON=" + std::string(redlock::to_string(why)));
+      // The hook dies with redlock too (spawn_command): it acts on
+      // REDLOCK_PID, and once redlock is gone the command has died with it
+      // and been reaped elsewhere, so that pid may name another process by
+      // the time a surviving hook signals it. Nor did it ever outlive us
+      // otherwise: past the grace below it is SIGKILLed.
       pid_t hook = -1;
       if (int rc = spawn_command({"/bin/sh", "-c", policy.hook}, env, hook)) {
         std::cerr << "redlock: cannot run the --on-lost hook: " << std::strerror(rc) << "; terminating the command\n";
@@ -201,17 +347,28 @@ int run_holding(const std::vector<std::string>& args, bool elect) {
     c.client.observer = metrics->observer;
   }
 
+  wake_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_fd < 0) {
+    std::cerr << "redlock: cannot wait for COMMAND: " << std::strerror(errno) << "\n";
+    return ex_unavailable;
+  }
   std::atomic<int> lost{0};
   a.renew = true;
-  a.on_lost = [&lost](redlock::lost_reason r) { lost = static_cast<int>(r); };
+  a.on_lost = [&lost](redlock::lost_reason r) {
+    lost = static_cast<int>(r);
+    wake();
+  };
   redlock::client client(c.client);
   auto l = elect ? campaign(client, c, a) : acquire_or_explain(client, c, a, vm);
   if (!l) return ex_tempfail;
   // A leader steps down by resigning, which tells the observers at once.
   auto let_go = [&] { elect ? client.resign(*l) : client.release(*l); };
 
-  for (int sig : forwarded_signals) std::signal(sig, on_signal);
+  for (int sig : forwarded_signals) handle(sig, on_signal);
+  handle(SIGCHLD, on_child_ended, SA_NOCLDSTOP);
   pid_t child = -1;
+  // From the main thread, which lasts until COMMAND has been reaped: the
+  // parent-death signal that ties COMMAND to us follows this thread.
   if (int rc = spawn_command(command, command_environment(c.name, *l), child)) {
     // As a shell would: 127 when the command cannot be run; 69 when no
     // process could be made at all.
@@ -227,8 +384,10 @@ int run_holding(const std::vector<std::string>& args, bool elect) {
 
   int status = 0;
   for (;;) {
-    pid_t r = ::waitpid(child, &status, WNOHANG);
-    if (r == child) break;
+    if (auto s = ended(child)) {
+      status = *s;
+      break;
+    }
     if (int sig = forwarded_signal.exchange(0)) ::kill(child, sig);
     if (lost.load()) {
       auto why = static_cast<redlock::lost_reason>(lost.load());
@@ -240,7 +399,7 @@ int run_holding(const std::vector<std::string>& args, bool elect) {
       }
       return ex_lost;
     }
-    std::this_thread::sleep_for(10ms);
+    await_wake(std::nullopt);
   }
   try {
     let_go();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <redlock/async_client.hpp>
 
+#include "locks/adopt.hpp"
 #include "locks/client_impl.hpp"
 #include "lease/lock_state.hpp"
 #include "client/options_check.hpp"
@@ -8,6 +9,8 @@
 #include "locks/operations.hpp"
 
 #include <boost/asio/append.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/associated_executor.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -127,6 +130,16 @@ void async_client::start_resign(lock l, asio::any_completion_handler<done_signat
   });
 }
 
+void async_client::start_leader(std::string name, asio::any_completion_handler<leader_signature> handler) {
+  // The status read's completion hands over to the caller's executor.
+  auto ex = asio::get_associated_executor(handler, impl_->executor);
+  start_status(std::move(name),
+               asio::bind_executor(ex, [h = std::move(handler), quorum = quorum()](
+                                           boost::system::error_code ec, std::vector<node_status> views) mutable {
+                 std::move(h)(ec, ec ? std::nullopt : leader_of(views, quorum));
+               }));
+}
+
 observation async_client::observe(std::string name, std::function<void(const std::optional<leader_info>&)> on_change,
                                   milliseconds fallback) {
   if (name.empty()) throw error(errc::empty_name, "lock name is empty");
@@ -146,28 +159,11 @@ void async_client::start_status(std::string name, asio::any_completion_handler<s
   });
 }
 
-lock async_client::adopt(const std::string& name, const std::string& token, milliseconds ttl) const {
-  if (name.empty()) throw error(errc::empty_name, "lock name is empty");
-  if (token.empty()) throw error(errc::bad_option, "token is empty");
-  if (auto bad = detail::check_ttl(ttl, impl_->options.node_timeout)) throw error(bad.code, bad.message);
-  auto s = std::make_shared<detail::lock_state>();
-  s->name = name;
-  s->key = impl_->key_for(name);
-  s->token = token;
-  s->ttl = ttl;
-  s->clock = impl_->options.clock;
-  s->owner = impl_.get();
-  s->set_valid_until(steady_time{});
-  s->has_window = false;  // until extended: no window of ours has ended
-  // A hash field '<client id>:<owner>' (reentrant or fair: their release
-  // is the same), or a mutex's random token.
-  s->kind = token.find(':') == std::string::npos ? lock_kind::mutex : lock_kind::reentrant;
-  // Which request took the hold is not known here, so extend and release
-  // act on any hold of this field. The field names the acquiring client
-  // object (its random id), so only that client's own later requests can
-  // take a newer hold with it (docs/algorithm.md, section 7).
-  if (s->kind != lock_kind::mutex) s->hold_id = detail::lock_state::adopted_hold_id;
-  return detail::lock_access::make(std::move(s));
+lock async_client::adopt(const std::string& name, const std::string& token, milliseconds ttl,
+                         const adopt_options& how) const {
+  if (auto bad = detail::check_adopt(name, token, ttl, how, impl_->options.node_timeout))
+    throw error(bad.code, bad.message);
+  return detail::lock_access::make(detail::adopted_state(*impl_, name, token, ttl, how));
 }
 
 void async_client::start_release(lock l, asio::any_completion_handler<done_signature> handler) {

@@ -3,9 +3,11 @@
 
 #include <algorithm>
 
+#include "locks/adopt.hpp"
 #include "locks/retry_policy.hpp"
 
 #include <redlock/error.hpp>
+#include <redlock/lock.hpp>
 
 namespace redlock::detail {
 
@@ -46,6 +48,79 @@ check_result check_ttl(milliseconds ttl, milliseconds node_timeout) {
   return {};
 }
 
+namespace {
+// `name` and `together`, held as one lock: each once, none empty, max_names in all.
+check_result check_names_together(std::string_view name, const std::vector<std::string>& together) {
+  if (together.size() + 1 > max_names)
+    return fail(errc::bad_option, "at most " + std::to_string(max_names) + " names in one lock (got " +
+                                      std::to_string(together.size() + 1) + ")");
+  std::vector<std::string_view> all(together.begin(), together.end());
+  all.push_back(name);
+  std::sort(all.begin(), all.end());
+  if (all.front().empty()) return fail(errc::empty_name, "a name held together is empty");
+  auto twice = std::adjacent_find(all.begin(), all.end());
+  if (twice != all.end()) return fail(errc::bad_option, "name '" + std::string(*twice) + "' is given twice");
+  return {};
+}
+
+const char* shape_words(token_shape shape) {
+  switch (shape) {
+    case token_shape::plain: return "a mutex's or a semaphore permit's";
+    case token_shape::owner_field: return "a reentrant or fair owner's ('<client id>:<owner>')";
+    case token_shape::read: return "a reader's ('r:...')";
+    case token_shape::write: return "a writer's ('w:...')";
+    case token_shape::set: return "a hold of several names together ('s:...')";
+  }
+  return "an unknown kind of";
+}
+}  // namespace
+
+check_result check_adopt(std::string_view name, std::string_view token, milliseconds ttl, const adopt_options& how,
+                         milliseconds node_timeout) {
+  if (name.empty()) return fail(errc::empty_name, "lock name is empty");
+  if (token.empty()) return fail(errc::bad_option, "token is empty");
+  if (auto r = check_ttl(ttl, node_timeout)) return r;
+  auto shape = shape_of(token);
+  auto kind = how.kind.value_or(kind_of(shape));
+  // What each kind's token looks like: a token of another shape names no
+  // hold of that kind, and acting on it as one could touch another hold.
+  bool fits = false;
+  switch (kind) {
+    // A string key's token may be anyone's value (another client's lock),
+    // ':' included: only the shapes of our hash kinds' fields are refused.
+    case lock_kind::mutex: fits = shape != token_shape::read && shape != token_shape::write; break;
+    case lock_kind::semaphore: fits = shape == token_shape::plain || shape == token_shape::owner_field; break;
+    case lock_kind::reentrant:
+    case lock_kind::fair: fits = shape == token_shape::owner_field; break;
+    case lock_kind::read: fits = shape == token_shape::read; break;
+    case lock_kind::write: fits = shape == token_shape::write; break;
+  }
+  if (!fits)
+    return fail(errc::bad_option, "token '" + std::string(token) + "' is " + shape_words(shape) +
+                                      " token, not one of a " + std::string(to_string(kind)) + " hold");
+  if (shape == token_shape::set && how.together.empty())
+    return fail(errc::bad_option, "token '" + std::string(token) + "' holds several names together: adopt it with "
+                                      "all of them (adopt_options::together), or a release would free only '" +
+                                      std::string(name) + "'");
+  if (!how.together.empty()) {
+    if (shape != token_shape::set)
+      return fail(errc::bad_option, "adopt_options::together is for a hold of several names ('s:...' token)");
+    if (auto r = check_names_together(name, how.together)) return r;
+  }
+  if (kind == lock_kind::semaphore) {
+    if (how.permits < 1 || how.permits > max_permits)
+      return fail(errc::bad_option, "adopting a semaphore permit needs the number of permits, 1 to " +
+                                        std::to_string(max_permits) + " (adopt_options::permits, got " +
+                                        std::to_string(how.permits) + ")");
+    if (!how.permit || *how.permit >= how.permits)
+      return fail(errc::bad_option, "adopting a semaphore permit needs its slot, 0 to permits - 1 "
+                                    "(adopt_options::permit: lock::permit(), REDLOCK_PERMIT)");
+  } else if (how.permit || how.permits != 0) {
+    return fail(errc::bad_option, "adopt_options::permit and permits are for semaphore permits only");
+  }
+  return {};
+}
+
 check_result check_acquire(std::string_view name, const acquire_options& o, milliseconds node_timeout) {
   if (name.empty()) return fail(errc::empty_name, "lock name is empty");
   if (auto r = check_ttl(o.ttl, node_timeout)) return r;
@@ -70,15 +145,7 @@ check_result check_acquire(std::string_view name, const acquire_options& o, mill
                                       ") is for semaphores: set kind = lock_kind::semaphore, or permits = 0");
   if (!o.together.empty()) {
     if (o.kind != lock_kind::mutex) return fail(errc::bad_option, "names held together are for the mutex kind only");
-    if (o.together.size() + 1 > max_names)
-      return fail(errc::bad_option, "at most " + std::to_string(max_names) + " names in one lock (got " +
-                                        std::to_string(o.together.size() + 1) + ")");
-    std::vector<std::string_view> all(o.together.begin(), o.together.end());
-    all.push_back(name);
-    std::sort(all.begin(), all.end());
-    if (all.front().empty()) return fail(errc::empty_name, "a name held together is empty");
-    auto twice = std::adjacent_find(all.begin(), all.end());
-    if (twice != all.end()) return fail(errc::bad_option, "name '" + std::string(*twice) + "' is given twice");
+    if (auto r = check_names_together(name, o.together)) return r;
   }
   if ((o.kind == lock_kind::read || o.kind == lock_kind::write) && !o.description.empty())
     return fail(errc::bad_option, "description is not kept for read-write locks yet (leave it empty)");

@@ -26,6 +26,12 @@ check_result check_client_options(const client_options& options, std::vector<nod
 /// Checks one acquisition's name and options against the client's node timeout.
 check_result check_acquire(std::string_view name, const acquire_options& options, milliseconds node_timeout);
 
+/// Checks an adoption: the token's shape against the kind it is adopted as
+/// (every kind's token has its own: one of another shape names no hold of
+/// that kind), and what each kind needs beyond the token.
+check_result check_adopt(std::string_view name, std::string_view token, milliseconds ttl, const adopt_options& how,
+                         milliseconds node_timeout);
+
 /// Checks an extension's TTL.
 check_result check_ttl(milliseconds ttl, milliseconds node_timeout);
 

@@ -74,7 +74,13 @@ void connection::send(std::string_view encoded, steady::time_point deadline, sin
   bool must_reach = how == delivery::must_reach;
   if (state_ == state::closed || (draining_ && !must_reach))
     return post_failure(std::move(sink), tag, errc::shutting_down);
-  if (pending_.size() >= options_.max_pending_per_node)
+  // The limit is back-pressure on new work, and a clean-up is none: it
+  // undoes a request sent before it here and counts on running after it
+  // (docs/algorithm.md, section 6). Refused, it would never be written while
+  // that request may still apply, and the key would stay a whole TTL. A
+  // client sends a few per master for each attempt or hold at most, and the
+  // stall timeout bounds how long a queue to a silent master grows.
+  if (pending_.size() >= options_.max_pending_per_node && !must_reach)
     return post_failure(std::move(sink), tag, errc::too_many_pending);
   auto now = steady::now();
   if (state_ == state::idle) {
@@ -86,10 +92,14 @@ void connection::send(std::string_view encoded, steady::time_point deadline, sin
     start_connect();
   }
   if (pending_.empty()) last_rx_ = now;
-  write_buf_.append(encoded);
+  queue_bytes(encoded);
   pending_.push_back({std::move(sink), tag, internal::none, deadline, must_reach});
   if (deadline < timer_at_) arm_timer(deadline);
   if (state_ == state::ready) start_write();
+}
+
+void connection::queue_bytes(std::string_view encoded) {
+  (gate_replies_due_ ? behind_gate_ : write_buf_).append(encoded);
 }
 
 void connection::start_write() {
@@ -176,16 +186,24 @@ void connection::on_bytes(std::size_t n) {
 
 void connection::on_internal_reply(internal kind, const redisReply* reply) {
   // A failed SCRIPT LOAD is not fatal: EVALSHA falls back to EVAL.
-  if (!is_error(*reply) || kind == internal::preload) return;
-  auto ec = classify_error_reply(reply_text(*reply));
-  if (kind == internal::auth) ec = errc::auth_failed;
-  fail_all(ec, true);
+  if (kind == internal::preload) return;
+  if (is_error(*reply)) {
+    // What was held back is failed unwritten: it did not apply.
+    auto ec = kind == internal::auth ? make_error_code(errc::auth_failed) : make_error_code(errc::bad_database);
+    return fail_all(ec, true, reply_text(*reply));
+  }
+  if (--gate_replies_due_ > 0) return;
+  write_buf_.append(behind_gate_);
+  behind_gate_.clear();
+  start_write();
 }
 
-void connection::fail_all(error_code ec, bool connect_failure) {
-  if (auto& obs = options_.observer)
-    obs->on_log(log_level::warning, display_ + (connect_failure ? ": connect failed: " : ": connection closed: ") +
-                                        ec.message());
+void connection::fail_all(error_code ec, bool connect_failure, std::string_view server_said) {
+  if (auto& obs = options_.observer) {
+    auto line = display_ + (connect_failure ? ": connect failed: " : ": connection closed: ") + ec.message();
+    if (!server_said.empty()) line.append(" (the master said: ").append(server_said).append(")");
+    obs->on_log(log_level::warning, line);
+  }
   close_socket();
   if (state_ != state::closed) state_ = state::idle;
   auto now = steady::now();

@@ -9,10 +9,11 @@
 // request on the master is unknown: callers must treat it as possibly applied.
 //
 // A clean-up (delivery::must_reach: releases) is never failed fast: it opens
-// the connection even during reconnect back-off, and a graceful shutdown
-// keeps the connection until its clean-ups were answered (bounded by
-// connect_timeout + node_timeout), so "release everywhere" reaches every
-// master that is reachable within that time.
+// the connection even during reconnect back-off, it is not held to the
+// pending limit (it always follows what it cleans up, in order), and a
+// graceful shutdown keeps the connection until its clean-ups were answered
+// (bounded by connect_timeout + node_timeout), so "release everywhere"
+// reaches every master that is reachable within that time.
 #pragma once
 
 #include "connection_config.hpp"
@@ -145,7 +146,11 @@ class connection : public std::enable_shared_from_this<connection> {
   void start_read();
   void on_bytes(std::size_t n);
   void on_internal_reply(internal kind, const redisReply* reply);
-  void fail_all(boost::system::error_code ec, bool connect_failure);
+  /// Appends an encoded command to what is written next: held back until
+  /// AUTH and SELECT succeeded on a new connection (start_handshake).
+  void queue_bytes(std::string_view encoded);
+  /// `server_said`: the error reply that ended the handshake, for the log.
+  void fail_all(boost::system::error_code ec, bool connect_failure, std::string_view server_said = {});
   void post_failure(sink_ptr sink, std::uint32_t tag, boost::system::error_code ec);
   void arm_timer(std::chrono::steady_clock::time_point at);
   void on_timer();
@@ -179,6 +184,11 @@ class connection : public std::enable_shared_from_this<connection> {
   bool writing_ = false;
   std::string write_buf_;  // queued, not yet handed to the socket
   std::string tx_buf_;     // being written
+  // A new connection's AUTH and SELECT replies still due, and what was
+  // queued meanwhile: Redis runs the commands behind a refused one anyway
+  // (on database 0, as the default user), so nothing else is written before.
+  std::uint8_t gate_replies_due_ = 0;
+  std::string behind_gate_;
   // A devector, not a deque: as a FIFO it slides its elements back to the
   // front of its buffer instead of allocating a node every few requests.
   boost::container::devector<pending> pending_;

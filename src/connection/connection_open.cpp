@@ -86,8 +86,12 @@ void connection::on_connected() {
 }
 
 void connection::start_handshake() {
-  // AUTH and SELECT go first, pipelined ahead of whatever was queued while
-  // connecting; their replies are consumed here.
+  // AUTH and SELECT go first, and the requests queued while connecting wait
+  // for their replies (one round trip more per new connection that has
+  // either): Redis answers a refused AUTH or SELECT with an error and runs
+  // the commands pipelined behind it anyway, on database 0 or as the default
+  // user, where a lock key would block that database's users while we
+  // report it "failed, not taken". Their replies are consumed here.
   std::string hs;
   auto deadline = steady::now() + options_.connect_timeout;
   std::vector<pending> front;
@@ -103,11 +107,14 @@ void connection::start_handshake() {
     append_command(hs, {"SELECT", db});
     front.push_back({nullptr, 0, internal::select, deadline});
   }
+  gate_replies_due_ = static_cast<std::uint8_t>(front.size());
   // Scripts are loaded before any request can use them: EVALSHA then never
-  // meets NOSCRIPT on a fresh connection (a restarted master included).
+  // meets NOSCRIPT on a fresh connection (a restarted master included). They
+  // need not wait: scripts are loaded for every database and user.
   hs += preload_;
   for (std::size_t i = 0; i < preload_count_; ++i) front.push_back({nullptr, 0, internal::preload, deadline});
   pending_.insert(pending_.begin(), front.begin(), front.end());
+  if (gate_replies_due_) std::swap(behind_gate_, write_buf_);
   write_buf_.insert(0, hs);
   state_ = state::ready;
   if (auto& obs = options_.observer) obs->on_log(log_level::info, display_ + ": connected");
@@ -134,6 +141,8 @@ void connection::close_socket() {
   reader_.reset();
   writing_ = false;
   write_buf_.clear();
+  gate_replies_due_ = 0;
+  behind_gate_.clear();
 }
 
 void connection::shutdown() {

@@ -49,7 +49,7 @@ void connection::on_push_check() {
       if (now - last_rx_ >= heartbeat) {
         std::string ping;
         append_command(ping, {"PING"});
-        write_buf_.append(ping);
+        queue_bytes(ping);
         start_write();
       }
       return schedule_push_check(now + heartbeat);
@@ -64,7 +64,7 @@ void connection::send_push(std::string_view encoded) {
     return;  // on_ready sends the whole subscription set once connected
   }
   if (state_ == state::connecting) return;
-  write_buf_.append(encoded);
+  queue_bytes(encoded);
   start_write();
 }
 

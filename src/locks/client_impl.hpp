@@ -27,6 +27,7 @@
 namespace redlock::detail {
 
 struct lock_state;
+struct queued_acquisition;  // acquire_start.cpp
 
 class client_impl : public std::enable_shared_from_this<client_impl> {
  public:
@@ -52,6 +53,11 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   std::string client_id;
   /// Reentrant/fair locks held by this client, by key + '\n' + field.
   std::unordered_map<std::string, std::weak_ptr<lock_state>> held;
+  /// One owner, one hold per name: while an owner's first acquisition of a
+  /// name is in flight (reentrant, fair, an owned read-write lock), its
+  /// further acquisitions of that name wait here, in order, under the same
+  /// key as `held` (acquire_start.cpp; docs/algorithm.md, section 16).
+  std::unordered_map<std::string, std::deque<std::shared_ptr<queued_acquisition>>> owner_lines;
   bool stopped = false;
 
   steady_time now() const { return masters->now(); }

@@ -13,7 +13,7 @@
 #include "scripts/keys.hpp"
 #include "scripts/script.hpp"
 
-#include <redlock/async_client.hpp>
+#include <redlock/status.hpp>
 #include <redlock/error.hpp>
 
 #include <boost/asio/post.hpp>
@@ -129,7 +129,7 @@ void leader_watch::stop() {
   auto client = client_.lock();
   if (!client) return;
   asio::post(client->strand, [self = shared_from_this(), client] {
-    self->timer_.cancel();
+    if (auto timer = self->timer_.lock()) timer->cancel();
     if (self->watch_id_) client->listener->unwatch(self->channel_, self->watch_id_);
     self->watch_id_ = 0;
   });
@@ -170,8 +170,13 @@ void leader_watch::on_views(const std::vector<node_status>& views) {
   }
   // A leader that dies without resigning tells no one: look again when its
   // lease would end (renewals will have moved it, if it lives).
-  timer_.expires_after(now ? now->remaining + std::chrono::milliseconds(5) : fallback_);
-  timer_.async_wait([weak = weak_from_this()](error_code ec) {
+  // (One read at a time, but a pushed change may end one while the last
+  // read's wait is still pending: it is replaced, as expires_after did.)
+  if (auto pending = timer_.lock()) pending->cancel();
+  auto timer = std::make_shared<asio::steady_timer>(client->strand,
+                                                    now ? now->remaining + std::chrono::milliseconds(5) : fallback_);
+  timer_ = timer;
+  timer->async_wait([timer, weak = weak_from_this()](error_code ec) {
     if (auto s = weak.lock(); s && !ec) s->refresh();
   });
 }

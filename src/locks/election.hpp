@@ -30,8 +30,7 @@ class leader_watch : public std::enable_shared_from_this<leader_watch> {
   using change_fn = std::function<void(const std::optional<leader_info>&)>;
   leader_watch(std::shared_ptr<client_impl> client, std::string name, change_fn on_change,
                std::chrono::milliseconds fallback)
-      : client_(client), name_(std::move(name)), on_change_(std::move(on_change)), fallback_(fallback),
-        timer_(client->strand) {}
+      : client_(client), name_(std::move(name)), on_change_(std::move(on_change)), fallback_(fallback) {}
   void start();  // on any thread
   void stop();   // on any thread
 
@@ -43,9 +42,14 @@ class leader_watch : public std::enable_shared_from_this<leader_watch> {
   std::string name_;
   change_fn on_change_;
   std::chrono::milliseconds fallback_;
-  boost::asio::steady_timer timer_;
   std::atomic<bool> stopped_{false};
   // Strand only:
+  // The timer of the next read is owned by its pending wait, not by this
+  // watch: an observation may outlive its client, and an I/O object must
+  // not be destroyed after its io_context (as lock_state's watchdog and
+  // confirmation timer). The io_context's destruction destroys it with the
+  // wait.
+  std::weak_ptr<boost::asio::steady_timer> timer_;
   release_listener::waiter_id watch_id_ = 0;
   std::string channel_;
   bool reading_ = false, read_again_ = false, reported_ = false;

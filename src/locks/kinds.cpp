@@ -283,14 +283,35 @@ round_ptr rw_release_round(const std::shared_ptr<client_impl>& client, const std
                                                classify_one_zero, std::move(done))));
 }
 
-round_ptr release_all_round(const std::shared_ptr<client_impl>& client, const std::vector<std::string>& lock_keys,
-                            const std::string& token, bool described, quorum_round::decided_fn done) {
+namespace {
+// release_all.lua over `lock_keys`; `wake`: a holder's release, which wakes
+// each freed name's first mutex waiter.
+round_ptr release_keys_round(const std::shared_ptr<client_impl>& client, const std::vector<std::string>& lock_keys,
+                             const std::string& token, bool described, bool wake, quorum_round::decided_fn done) {
   std::vector<std::string> script_keys(lock_keys);
+  std::vector<std::string> args{token, std::to_string(lock_keys.size()), wake ? "wake" : ""};
+  if (wake) {
+    for (auto& k : lock_keys) {
+      script_keys.push_back(keys::wake_list(k));
+      script_keys.push_back(keys::wake_deadlines(k));
+      args.push_back(keys::released_channel(k));
+    }
+  }
   if (described)
     for (auto& k : lock_keys) script_keys.push_back(keys::holder(k));
   return as_release(round_ptr(new quorum_round(client->masters, scripts::release_all, std::move(script_keys),
-                                               {token, std::to_string(lock_keys.size())}, classify_one_zero,
-                                               std::move(done))));
+                                               std::move(args), classify_one_zero, std::move(done))));
+}
+}  // namespace
+
+round_ptr release_all_round(const std::shared_ptr<client_impl>& client, const std::vector<std::string>& lock_keys,
+                            const std::string& token, bool described, quorum_round::decided_fn done) {
+  return release_keys_round(client, lock_keys, token, described, false, std::move(done));
+}
+
+round_ptr release_set_round(const std::shared_ptr<client_impl>& client, const std::vector<std::string>& lock_keys,
+                            const std::string& token, bool described, quorum_round::decided_fn done) {
+  return release_keys_round(client, lock_keys, token, described, true, std::move(done));
 }
 
 void release_permits(const std::shared_ptr<client_impl>& client, const std::string& key, unsigned permits,

@@ -109,9 +109,16 @@ round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind ki
 round_ptr rw_release_round(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& token,
                            const std::string& writer_mark, bool wake, quorum_round::decided_fn done);
 
-/// Releases a hold over several keys (all holding `token`) on every master:
-/// "yes" where all of them were ours (lua/release_all.lua).
+/// Cleans up an attempt over several keys (all holding `token`) on every
+/// master, waking no one: "yes" where all of them were ours
+/// (lua/release_all.lua).
 round_ptr release_all_round(const std::shared_ptr<client_impl>& client, const std::vector<std::string>& lock_keys,
+                            const std::string& token, bool described, quorum_round::decided_fn done);
+
+/// Releases a hold of several names together: as release_all_round, and
+/// each name it frees wakes that name's first mutex waiter (a waiter on one
+/// name of a set listens on that name alone).
+round_ptr release_set_round(const std::shared_ptr<client_impl>& client, const std::vector<std::string>& lock_keys,
                             const std::string& token, bool described, quorum_round::decided_fn done);
 
 /// Fire-and-forget clean-up of a semaphore attempt on the given masters:

@@ -54,7 +54,7 @@ void start_release(std::shared_ptr<client_impl> client, std::shared_ptr<lock_sta
     complete_handler(client, std::move(h), lease_round_error(f));
   };
   auto round = !state->keys.empty()
-                   ? release_all_round(client, state->keys, state->token, state->described, std::move(on_decided))
+                   ? release_set_round(client, state->keys, state->token, state->described, std::move(on_decided))
                : is_rw_kind(state->kind)
                    ? rw_release_round(client, state->key, state->token, state->writer_mark, true,
                                       std::move(on_decided))

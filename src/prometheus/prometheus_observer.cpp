@@ -29,18 +29,6 @@ const Histogram::BucketBoundaries& wait_buckets() {
 
 double seconds(std::chrono::microseconds d) { return static_cast<double>(d.count()) / 1e6; }
 
-const char* kind_label(lock_kind k) {
-  switch (k) {
-    case lock_kind::mutex: return "mutex";
-    case lock_kind::reentrant: return "reentrant";
-    case lock_kind::fair: return "fair";
-    case lock_kind::semaphore: return "semaphore";
-    case lock_kind::read: return "read";
-    case lock_kind::write: return "write";
-  }
-  return "unknown";
-}
-
 // "acquired", or the error as one word (the errc enumerator's name).
 std::string outcome_label(const boost::system::error_code& ec) {
   if (!ec) return "acquired";
@@ -127,7 +115,7 @@ void prometheus_observer::on_node_reply(std::size_t node, std::string_view opera
 void prometheus_observer::on_acquire_attempt(std::string_view, unsigned) { attempts_.Increment(); }
 
 void prometheus_observer::on_acquire_result(const acquire_outcome& outcome) {
-  std::string kind = kind_label(outcome.kind);
+  std::string kind(to_string(outcome.kind));
   std::string result = outcome.error ? "failed" : "acquired";
   acquisitions_.Add({{"kind", kind}, {"outcome", outcome_label(outcome.error)}}).Increment();
   acquire_seconds_.Add({{"kind", kind}, {"result", result}}, wait_buckets()).Observe(seconds(outcome.took));

@@ -3,8 +3,11 @@
  * child of fork() before it execs. That child may run only async-signal-safe
  * code (another thread may have held the malloc lock at the fork); setenv
  * allocates. The child exits 86 with a message on standard error instead.
- * A spawn (posix_spawnp: clone with CLONE_VFORK) runs no fork handlers and
- * is not flagged; an exec'd program loads the shim afresh, unflagged. */
+ * redlock starts COMMAND with fork() (to set PR_SET_PDEATHSIG in the child),
+ * so its child is flagged and checked here; a posix_spawn (clone with
+ * CLONE_VFORK) would run no fork handlers and go unchecked. An exec'd
+ * program loads the shim afresh, unflagged. Only setenv is caught: a check
+ * on malloc would also trip the commands' own (single-threaded, safe) forks. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>

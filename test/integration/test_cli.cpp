@@ -343,24 +343,73 @@ BOOST_AUTO_TEST_CASE(cli_run_starts_its_command_without_unsafe_calls_in_a_forked
   std::remove(file.c_str());
 }
 
-// Issue 13, item 3: a lock taken by `redlock acquire` in one process is
-// extended and released by token in others, whatever its kind (the
-// reentrant and fair kinds' release used to refuse an adopted hold).
-BOOST_AUTO_TEST_CASE(cli_release_by_token_frees_every_kind) {
+// Issue 33, defect 9: `redlock run` SIGKILLed (what the OOM killer sends)
+// must take COMMAND with it. It did not: the command ran on without a
+// lease, and a second `redlock run` got the lock once the first lease ended
+// and ran its command beside it. Checked from outside the library: the
+// commands append their lines to one file (O_APPEND: the file's order is the
+// order of the writes), the first one every 20 ms while it lives.
+namespace {
+
+// Gone, or a zombie: whoever adopted it may not reap it at once.
+bool has_ended(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  auto state = line.substr(line.rfind(')') + 2, 1);
+  return state == "Z" || state == "X";
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(cli_run_killed_takes_its_command_with_it) {
   masters m(3);
-  auto nodes = nodes_of(m);
-  for (std::string kind : {"mutex", "reentrant", "fair"}) {
-    auto name = "by-token-" + kind;
-    auto a = cli(nodes, "acquire --name " + name + " --kind " + kind + " --ttl 5s --json");
-    BOOST_REQUIRE_MESSAGE(a.code == 0, kind << ": " << a.err);
-    std::string token(boost::json::parse(a.out).as_object().at("token").as_string());
-    auto e = cli(nodes, "extend --name " + name + " --ttl 30s --token " + token);
-    BOOST_TEST(e.code == 0, kind << ": " << e.err);
-    BOOST_TEST(std::stol(m[0].command({"PTTL", name})) > 20000, kind);
-    auto r = cli(nodes, "release --name " + name + " --token " + token);
-    BOOST_TEST(r.code == 0, kind << ": " << r.err);
-    BOOST_TEST(redlock::testing::eventually([&] { return m.holding(name) == 0u; }), kind);
+  auto log = "/tmp/redlock-cli-killed-" + std::to_string(::getpid());
+  std::remove(log.c_str());
+  std::vector<std::string> args{REDLOCK_CLI_PATH, "run", "--name", "killed", "--ttl", "1s", "--",
+                                "sh", "-c", "echo \"begin $$\" >> " + log + "; while :; do echo \"tick $$\" >> " + log +
+                                                "; sleep 0.02; done"};
+  std::vector<std::string> env{"REDLOCK_NODES=" + nodes_of(m)};
+  for (char** e = environ; *e; ++e) env.emplace_back(*e);
+  std::vector<char*> argv, envp;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  pid_t redlock = 0;
+  BOOST_REQUIRE(::posix_spawn(&redlock, argv[0], nullptr, nullptr, argv.data(), envp.data()) == 0);
+  BOOST_REQUIRE(redlock::testing::eventually([&] { return slurp(log).find("tick") != std::string::npos; }, 10000ms));
+  pid_t first = 0;
+  {
+    std::istringstream lines(slurp(log));
+    std::string word;
+    lines >> word >> first;
   }
+  BOOST_REQUIRE(first > 0);
+  ::kill(redlock, SIGKILL);
+  bool ended = redlock::testing::eventually([&] { return has_ended(first); }, 100ms);
+  BOOST_TEST(ended, "the command (pid " << first << ") still runs 100 ms after redlock was SIGKILLed");
+  BOOST_REQUIRE(::waitpid(redlock, nullptr, 0) == redlock);
+
+  // The first lease ends by itself within its ttl; the second run gets the
+  // lock then, and its command must run alone.
+  auto second = cli(nodes_of(m), "run --name killed --wait 10s -- sh -c 'echo \"begin $$\" >> " + log +
+                                     "; sleep 0.3; echo \"end $$\" >> " + log + "'");
+  BOOST_TEST(second.code == 0, second.err);
+  if (!has_ended(first)) ::kill(first, SIGKILL);  // the old code's command, left running
+  std::istringstream lines(slurp(log));
+  std::string word;
+  pid_t pid = 0;
+  bool second_began = false;
+  std::size_t after_second_began = 0;
+  while (lines >> word >> pid) {
+    if (word == "begin" && pid != first) second_began = true;
+    else if (pid == first && second_began) ++after_second_began;
+  }
+  BOOST_TEST(second_began, slurp(log));
+  BOOST_TEST(after_second_began == 0u, "the first command wrote " << after_second_began
+                                                                  << " lines while the second one ran");
+  std::remove(log.c_str());
 }
 
 BOOST_AUTO_TEST_CASE(cli_verbose_says_what_each_master_said_when_not_acquired) {
@@ -563,4 +612,90 @@ BOOST_AUTO_TEST_CASE(cli_run_shared_and_exclusive) {
   BOOST_TEST(as_mutex.code == 64, as_mutex.err);
   BOOST_TEST(as_mutex.err.find("held as a read-write lock, not a mutex") != std::string::npos, as_mutex.err);
   holder.release(rw);
+}
+
+// What an EXIT trap does: each reader's command releases its own hold by
+// its token. The second reader keeps its hold, and a writer is refused
+// until it ends. It deleted every reader's hold, and `run --exclusive` got
+// the lock while the second reader still held it (exit 0). Extending one
+// reader by its token to 30 s keeps a writer out past the reader's first
+// ttl; it lengthened the key, not the reader's deadline, so a writer got
+// in after 1 s.
+BOOST_AUTO_TEST_CASE(cli_a_readers_release_by_token_leaves_the_other_reader) {
+  masters m(3);
+  auto nodes = nodes_of(m);
+  redlock::client readers(m.options(300ms));
+  redlock::acquire_options read{.ttl = 30000ms, .kind = redlock::lock_kind::read, .owner = "first"};
+  auto r1 = readers.acquire("doc", read);
+  read.owner = "second";  // another reader (one owner's second read would re-enter the first)
+  auto r2 = readers.acquire("doc", read);
+  auto released = cli(nodes, "release --name doc", "REDLOCK_TOKEN=" + r1.token());
+  BOOST_TEST(released.code == 0, released.err);
+  auto writer = cli(nodes, "run --name doc --exclusive --wait 0s -- true");
+  BOOST_TEST(writer.code == 75, "a writer ran while a reader held: " << writer.err);
+  for (std::size_t i = 0; i < m.size(); ++i) BOOST_TEST(m[i].command({"HEXISTS", "doc", r2.token()}) == "1");
+  readers.release(r2);
+  BOOST_TEST(redlock::testing::eventually([&] { return m.holding("doc") == 0u; }));
+
+  read.ttl = 1000ms;
+  auto short_reader = readers.acquire("doc2", read);
+  auto extended = cli(nodes, "extend --name doc2 --ttl 30s --token " + short_reader.token());
+  BOOST_TEST(extended.code == 0, extended.err);
+  std::this_thread::sleep_for(1500ms);
+  BOOST_TEST(cli(nodes, "run --name doc2 --exclusive --wait 0s -- true").code == 75, "a writer got in after 1 s");
+  BOOST_TEST(cli(nodes, "release --name doc2 --token " + short_reader.token()).code == 0);
+}
+
+// `redlock acquire`, `extend --token` and `release --token` for every kind
+// the CLI hands out a token for: each acts on the hold its token names, and
+// a token that names no hold of the name is refused saying so.
+BOOST_AUTO_TEST_CASE(cli_release_and_extend_by_token_for_every_kind) {
+  masters m(3);
+  auto nodes = nodes_of(m);
+  auto var = [](const std::string& out, const std::string& name) {
+    auto at = out.find(name + "=");
+    if (at == std::string::npos) return std::string();
+    auto end = out.find('\n', at);
+    auto v = out.substr(at + name.size() + 1, end - at - name.size() - 1);
+    if (v.size() >= 2 && v.front() == '\'') v = v.substr(1, v.size() - 2);
+    return v;
+  };
+  struct case_ {
+    std::string acquire, names, key;  // what to acquire, the names to give back, a key that holds it
+  };
+  for (auto c : {case_{"--name k-mutex", "--name k-mutex", "k-mutex"},
+                 case_{"--name k-reentrant --kind reentrant", "--name k-reentrant", "k-reentrant"},
+                 case_{"--name k-fair --kind fair", "--name k-fair", "k-fair"},
+                 case_{"--name k-read --shared", "--name k-read", "k-read"},
+                 case_{"--name k-write --exclusive", "--name k-write", "k-write"},
+                 case_{"--name k-sem --permits 2", "--name k-sem", ""},
+                 case_{"--name k-b --name k-a", "--name k-a --name k-b", "k-a"}}) {
+    BOOST_TEST_CONTEXT(c.acquire) {
+      auto got = cli(nodes, "acquire " + c.acquire + " --ttl 5s");
+      BOOST_REQUIRE_MESSAGE(got.code == 0, got.err);
+      auto token = var(got.out, "REDLOCK_TOKEN");
+      auto key = c.key.empty() ? redlock::detail::keys::permit("k-sem", std::stoul(var(got.out, "REDLOCK_PERMIT")))
+                               : c.key;
+      auto extended = cli(nodes, "extend " + c.names + " --ttl 60s --token " + token);
+      BOOST_TEST(extended.code == 0, extended.err);
+      // (extend returns at a quorum: the third master may answer later)
+      for (std::size_t i = 0; i < m.size(); ++i)
+        BOOST_TEST(redlock::testing::eventually([&] { return std::stoll(m[i].command({"PTTL", key})) > 30000; }));
+      auto released = cli(nodes, "release " + c.names + " --token " + token);
+      BOOST_TEST(released.code == 0, released.err);
+      BOOST_TEST(redlock::testing::eventually([&] { return m.holding(key) == 0u; }));
+      auto again = cli(nodes, "release " + c.names + " --token " + token);
+      BOOST_TEST(again.code == 75, again.err);
+      BOOST_TEST(again.err.find("names no hold of") != std::string::npos, again.err);
+    }
+  }
+  // A set's token with only one of its names: refused, nothing released.
+  auto set = cli(nodes, "acquire --name s-a --name s-b --ttl 10s");
+  auto set_token = var(set.out, "REDLOCK_TOKEN");
+  BOOST_TEST(var(set.out, "REDLOCK_NAMES") == "s-a s-b");
+  auto part = cli(nodes, "release --name s-a --token " + set_token);
+  BOOST_TEST(part.code == 64, part.err);
+  BOOST_TEST(part.err.find("several names") != std::string::npos, part.err);
+  BOOST_TEST(m.holding("s-a") == 3u);
+  BOOST_TEST(cli(nodes, "release --name s-b --name s-a --token " + set_token).code == 0);
 }

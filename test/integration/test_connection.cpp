@@ -19,6 +19,7 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -30,6 +31,8 @@ namespace keys = redlock::detail::keys;
 using redlock::testing::code_of;
 using redlock::testing::eventually;
 using redlock::testing::redis_options;
+using redlock::testing::command_calls;
+using redlock::testing::lock_calls;
 using steady = std::chrono::steady_clock;
 
 namespace {
@@ -379,4 +382,150 @@ BOOST_AUTO_TEST_CASE(shutdown_waits_for_a_release_in_flight_only_about_a_node_ti
   m[2].resume();
   // The release was written before the client went: the master applies it when it runs again.
   BOOST_TEST(eventually([&] { return m.holding("bounded") == 0u; }));
+}
+
+// Redis answers a refused SELECT (or AUTH) with an error and goes on with
+// the commands pipelined behind it, on the connection's current database, 0,
+// as the default user. Requests therefore wait for those replies: none may
+// take a lock key in a database nobody configured while the client reports
+// "failed, nothing taken" (connection_open.cpp, start_handshake).
+namespace {
+redis_options with_two_databases() {
+  redis_options o;
+  o.extra_args = {"--databases", "2"};
+  return o;
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(no_request_runs_behind_a_select_the_master_refused) {
+  masters m(1, with_two_databases());
+  auto o = m.options(1000ms);
+  o.nodes[0] += "/5";  // out of range on a master with two databases
+  {
+    redlock::client c(o);
+    BOOST_TEST(code_of([&] { c.acquire("bad-db", {.ttl = 60000ms}); }) == errc::bad_database);
+  }  // destroying the client waits for the attempt's clean-up
+  BOOST_TEST(command_calls(m[0], {"select"}) >= 1);  // the SELECT was sent, and refused
+  BOOST_TEST(lock_calls(m[0]) == 0, "a lock command ran on database 0");
+}
+
+BOOST_AUTO_TEST_CASE(a_database_the_masters_do_not_have_is_named_and_ends_the_wait) {
+  masters m(3, with_two_databases());
+  auto o = m.options(1000ms);
+  for (auto& u : o.nodes) u += "/5";
+  struct log_lines : redlock::observer {
+    std::mutex mutex;
+    std::string text;
+    void on_log(redlock::log_level, std::string_view line) override {
+      std::lock_guard lock(mutex);
+      text.append(line).append("\n");
+    }
+  };
+  auto logged = std::make_shared<log_lines>();
+  o.observer = logged;
+  redlock::client c(o);
+  // Waiting cannot fix it: the first attempt ends the wait, with its error
+  // (retries in the reconnect back-off would end with not_connected).
+  auto t0 = steady::now();
+  try {
+    c.acquire("bad-db", {.ttl = 60000ms, .wait = 60000ms});
+    BOOST_FAIL("acquired");
+  } catch (const redlock::error& e) {
+    BOOST_TEST(e.code() == errc::bad_database);
+    BOOST_TEST(std::string(e.what()).find("select the database the URI names") != std::string::npos, e.what());
+  }
+  BOOST_TEST((steady::now() - t0 < 30000ms));  // nowhere near the wait
+  std::lock_guard lock(logged->mutex);
+  BOOST_TEST(logged->text.find("(the master said: ERR DB index is out of range)") != std::string::npos, logged->text);
+}
+
+BOOST_AUTO_TEST_CASE(a_master_that_refuses_select_holds_nothing_while_the_others_grant) {
+  // A quorum wins on the two masters that have database 5; the third must
+  // not hold the lock in its database 0 meanwhile (every db-0 user of the
+  // name would be locked out until the release, or the TTL).
+  masters good(2);
+  redlock::testing::redis_process bad(with_two_databases());
+  auto o = good.options(1000ms);
+  o.nodes.push_back(bad.uri());
+  for (auto& u : o.nodes) u += "/5";
+  {
+    redlock::client c(o);
+    auto l = c.acquire("bad-db", {.ttl = 60000ms});
+    BOOST_REQUIRE(eventually([&] { return command_calls(bad, {"select"}) >= 1; }));
+    BOOST_TEST(bad.command({"EXISTS", "bad-db"}) == "0", "the lock is held in database 0 of the master without db 5");
+    BOOST_TEST(lock_calls(bad) == 0);
+    c.release(l);
+  }
+  BOOST_TEST(lock_calls(bad) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(no_request_runs_behind_an_auth_the_master_refused) {
+  // A master without a password refuses AUTH, then serves the default user.
+  masters m(1);
+  auto o = m.options(1000ms);
+  o.nodes[0] = with_userinfo(o.nodes[0], ":s3cret");
+  {
+    redlock::client c(o);
+    BOOST_TEST(code_of([&] { c.acquire("bad-auth", {.ttl = 60000ms}); }) == errc::auth_failed);
+  }
+  BOOST_TEST(lock_calls(m[0]) == 0, "a lock command ran as the default user");
+}
+
+
+// The pending limit is back-pressure on new work. A clean-up (an abandoned
+// attempt's, a hold's release) is sent behind the request it undoes, on the
+// same connection, and counts on running after it there (docs/algorithm.md,
+// section 2, "Unknown means maybe yes"; acquire_op::on_late_grant): refused
+// locally, it is never written, the request it follows still runs, and its
+// key stays for the whole TTL while the client believes it gone. With one
+// request allowed outstanding, and master 2 paused, the attempt is still
+// outstanding there when the clean-up comes.
+namespace {
+redlock::client_options one_request_outstanding(const masters& m, std::chrono::milliseconds node_timeout) {
+  auto o = m.options(node_timeout);
+  o.max_pending_per_node = 1;
+  return o;
+}
+
+// Refused by masters 0 and 1, the attempt is abandoned and its clean-up
+// sent to master 2 before try_acquire returns; master 2 resumes after
+// `paused_for` more.
+void abandon_an_attempt_master_2_runs_later(masters& m, std::chrono::milliseconds node_timeout,
+                                            std::chrono::milliseconds paused_for) {
+  for (std::size_t i : {0u, 1u}) m[i].command({"SET", "limited", "someone-else", "PX", "60000"});
+  redlock::client c(one_request_outstanding(m, node_timeout));
+  m[2].pause();
+  BOOST_TEST(!c.try_acquire("limited", {.ttl = 60000ms}).has_value());
+  std::this_thread::sleep_for(paused_for);
+  m[2].resume();
+  BOOST_REQUIRE(eventually([&] { return lock_calls(m[2]) >= 1; }));  // the attempt ran there, and granted
+  bool gone = eventually([&] { return m[2].command({"EXISTS", "limited"}) == "0"; });
+  BOOST_TEST(gone,
+             "the abandoned attempt's key stays on master 2, PTTL " << m[2].command({"PTTL", "limited"}));
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(an_abandoned_attempts_clean_up_is_not_refused_by_the_pending_limit) {
+  masters m(3);
+  abandon_an_attempt_master_2_runs_later(m, 2000ms, 0ms);  // its answer comes as a late grant
+}
+
+BOOST_AUTO_TEST_CASE(an_abandoned_attempts_clean_up_is_not_refused_by_the_pending_limit_after_a_timeout) {
+  // Master 2's deadline passes first: no grant ever reaches the client, only
+  // the clean-up behind the attempt can take the key down.
+  masters m(3);
+  abandon_an_attempt_master_2_runs_later(m, 100ms, 300ms);
+}
+
+BOOST_AUTO_TEST_CASE(a_release_is_not_refused_by_the_pending_limit) {
+  masters m(3);
+  redlock::client c(one_request_outstanding(m, 2000ms));  // master 2's answer comes as a late grant
+  m[2].pause();
+  auto l = c.acquire("limited-hold", {.ttl = 60000ms});  // masters 0 and 1 make the quorum
+  c.release(l);
+  m[2].resume();
+  BOOST_REQUIRE(eventually([&] { return lock_calls(m[2]) >= 1; }));
+  bool gone = eventually([&] { return m[2].command({"EXISTS", "limited-hold"}) == "0"; });
+  BOOST_TEST(gone,
+             "the released hold's key stays on master 2, PTTL " << m[2].command({"PTTL", "limited-hold"}));
 }

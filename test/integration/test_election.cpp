@@ -14,6 +14,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include <condition_variable>
+#include <future>
 #include <mutex>
 
 using namespace std::chrono_literals;
@@ -136,6 +137,41 @@ BOOST_AUTO_TEST_CASE(a_dead_leader_is_seen_gone_when_its_lease_ends_and_a_waiter
   b.resign(next);
 }
 
+// Issue 33, defect 3: an observation kept after its client (and the
+// client's io_context) is gone. Its watch kept the timer of its next read,
+// and destroying the observation then destroyed that timer after the
+// io_context: a heap-use-after-free under ASan (as for lock handles:
+// lease_handles_outlive_their_client).
+BOOST_AUTO_TEST_CASE(an_observation_outlives_its_client) {
+  masters m(3);
+  auto observer = [](seen_log& seen) {
+    return [&seen](const std::optional<redlock::leader_info>& l) { seen.add(l); };
+  };
+  // The sync client: its destructor stops its I/O thread and destroys its
+  // io_context.
+  std::optional<redlock::observation> kept;
+  seen_log seen;
+  {
+    redlock::client c(m.options());
+    kept = c.async().observe("outlived", observer(seen));
+    // Told who leads: its first read is done and the timer of the next one waits.
+    BOOST_TEST(eventually([&] { return seen.size() == 1u; }));
+  }
+  kept.reset();
+
+  // An async_client on the caller's io_context, both destroyed before it.
+  seen_log seen_async;
+  {
+    boost::asio::io_context io;
+    redlock::async_client c(io.get_executor(), m.options());
+    kept = c.observe("outlived", observer(seen_async));
+    auto limit = std::chrono::steady_clock::now() + 10s;
+    while (seen_async.size() == 0u && std::chrono::steady_clock::now() < limit) io.run_one_for(100ms);
+    BOOST_TEST(seen_async.size() == 1u);
+  }
+  kept.reset();
+}
+
 BOOST_AUTO_TEST_CASE(leadership_lost_is_signalled_like_a_lost_lease) {
   masters m(3);
   redlock::client a(m.options());
@@ -210,4 +246,33 @@ BOOST_AUTO_TEST_CASE(a_paused_then_killed_master_does_not_stop_the_election) {
   auto next = b.campaign("faulty", campaign_options(600ms, 2000ms));
   BOOST_TEST(*next.fence() > *lead.fence());
   b.resign(next);
+}
+
+// Parity: every blocking election call has an error_code& form, and the
+// async client reads the leader as the sync one does (async_leader).
+BOOST_AUTO_TEST_CASE(election_calls_report_through_error_codes_and_the_leader_reads_async) {
+  masters m(3);
+  redlock::client c(m.options());
+  boost::system::error_code ec;
+  BOOST_TEST(!c.leader("office", ec).has_value());
+  BOOST_TEST(!ec);
+  auto bad = c.campaign("office", {.ttl = 0ms}, ec);
+  BOOST_TEST(ec == errc::bad_ttl);
+  BOOST_TEST(!bad);
+  auto l = c.campaign("office", {.ttl = 5000ms}, ec);
+  BOOST_REQUIRE(!ec);
+  std::promise<std::pair<boost::system::error_code, std::optional<redlock::leader_info>>> read;
+  c.async().async_leader("office", [&](boost::system::error_code e, std::optional<redlock::leader_info> who) {
+    read.set_value({e, std::move(who)});
+  });
+  auto [read_ec, who] = read.get_future().get();
+  BOOST_TEST(!read_ec);
+  BOOST_REQUIRE(who.has_value());
+  BOOST_TEST(who->epoch == *l.fence());
+  BOOST_TEST(who->token == l.token());
+  c.resign(l, ec);
+  BOOST_TEST(!ec);
+  c.resign(l, ec);  // twice: no longer held
+  BOOST_TEST(ec == errc::not_held);
+  BOOST_TEST(eventually([&] { return !c.leader("office").has_value(); }));
 }

@@ -695,6 +695,33 @@ BOOST_AUTO_TEST_CASE(a_hand_over_held_on_is_confirmed_to_the_ttl) {
   waiter.release(got);
 }
 
+// A queue timeout as long as the ttl: the hand-over holds the lock for the
+// whole ttl, so the confirmation is sent only for the description, which
+// the releaser's script could not write. It was sent and wrote nothing
+// (fair_dequeue.lua wrote the description only with a ttl to extend to):
+// the holder was never shown, and a script call per master was spent for
+// nothing.
+BOOST_AUTO_TEST_CASE(a_hand_over_for_the_whole_ttl_still_writes_the_description) {
+  masters m(3);
+  auto stats = std::make_shared<redlock::counters>();
+  auto waiting_client = counted(m, stats);
+  waiting_client.node_timeout = 1000ms;  // its one poll must not time out on a loaded machine
+  redlock::client holder(m.options()), waiter(waiting_client);
+  auto o = slow_polling_head(20000ms, 3000ms);  // queue timeout = ttl
+  o.description = "the head, handed";
+  auto got = handed_over(m, holder, waiter, "whole-ttl-handover", o);
+  BOOST_TEST(stats->acquire_attempts.load() == 1u);  // its first poll: handed over, not won by a poll
+  BOOST_TEST(got.remaining_validity() > 4000ms);     // for the whole ttl
+  BOOST_TEST(eventually([&] {
+    std::size_t described = 0;
+    for (auto& s : waiter.status("whole-ttl-handover")) described += s.description == "the head, handed";
+    return described >= 2;
+  }), "the description was not written on a quorum");
+  waiter.release(got);
+  BOOST_TEST(eventually([&] { return m.holding("whole-ttl-handover") == 0u; }));
+  BOOST_TEST(eventually([&] { return m.holding(keys::holder("whole-ttl-handover")) == 0u; }));
+}
+
 // A handle may outlive its client, released or not: the timer of a
 // confirmation still to come must not be destroyed after the client's
 // io_context (it was, with the handle: heap-use-after-free under ASan).

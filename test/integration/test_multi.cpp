@@ -11,7 +11,10 @@
 
 #include <redlock/redlock.hpp>
 
+#include <boost/asio/use_future.hpp>
+
 #include <atomic>
+#include <future>
 #include <map>
 
 using namespace std::chrono_literals;
@@ -190,4 +193,49 @@ BOOST_AUTO_TEST_CASE(a_paused_then_killed_master_does_not_stop_a_quorum) {
   c.release(l);
   auto again = c.acquire("p2", together({"p3"}));
   c.release(again);
+}
+
+// A single-name waiter listens on that name's wake list alone: the release
+// of a set that holds the name must wake it there, as a mutex release does.
+// release_all.lua published nothing, and the waiter slept out its 10 s
+// retry delay with the name free.
+BOOST_AUTO_TEST_CASE(releasing_a_set_wakes_a_waiter_on_one_of_its_names) {
+  masters m(3);
+  redlock::client holder(m.options()), waiter(m.options());
+  auto set = holder.acquire("a", together({"b"}, 30000ms));
+  redlock::acquire_options o{.ttl = 30000ms, .wait = 30000ms, .retry_delay = 10000ms, .retry_jitter = 0ms};
+  auto got = waiter.async().async_acquire("a", o, boost::asio::use_future);
+  BOOST_REQUIRE(eventually([&] {
+    return redlock::testing::wake_list_is(m, "a", 1) && redlock::testing::listening_clients(m, "a") == 1u;
+  }));
+  auto released_at = std::chrono::steady_clock::now();
+  holder.release(set);
+  BOOST_REQUIRE_MESSAGE(got.wait_for(5s) == std::future_status::ready, "the waiter on 'a' was not woken");
+  auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - released_at);
+  BOOST_TEST(waited < 1000ms, "got 'a' " << waited.count() << " ms after the set's release");
+  waiter.release(got.get());
+  BOOST_TEST(eventually([&] { return m.holding("a") == 0u && m.holding("b") == 0u; }));
+  BOOST_TEST(eventually([&] { return redlock::testing::wake_list_is(m, "a", 0); }));
+}
+
+// A set's token names the whole set: adopted with every name, its release
+// frees them all (and extend lengthens them all); adopted with one name it
+// is refused, since a release would free part of the set while its holder
+// runs on believing it holds it.
+BOOST_AUTO_TEST_CASE(a_set_is_adopted_whole_or_not_at_all) {
+  masters m(3);
+  redlock::client holder(m.options()), other(m.options());
+  auto set = holder.acquire("b", together({"a", "c"}, 2000ms));
+  BOOST_TEST(set.token().rfind("s:", 0) == 0u, "a set's token says it is one: " << set.token());
+  BOOST_TEST(code_of([&] { other.adopt("a", set.token(), 5000ms); }) == errc::bad_option);
+  BOOST_TEST(code_of([&] { other.adopt("a", set.token(), 5000ms, {.together = {"b", "b"}}); }) == errc::bad_option);
+  auto adopted = other.adopt("c", set.token(), 30000ms, {.together = {"a", "b"}});
+  BOOST_TEST((adopted.names() == std::vector<std::string>{"a", "b", "c"}));
+  other.extend(adopted, 30000ms);
+  for (const char* name : {"a", "b", "c"})  // (the third master may answer after the quorum)
+    for (std::size_t i = 0; i < m.size(); ++i)
+      BOOST_TEST(eventually([&] { return std::stoll(m[i].command({"PTTL", name})) > 20000; }));
+  other.release(adopted);
+  for (const char* name : {"a", "b", "c"}) BOOST_TEST(eventually([&] { return m.holding(name) == 0u; }));
+  BOOST_TEST(code_of([&] { holder.release(set); }) == errc::not_held);
 }

@@ -424,6 +424,56 @@ BOOST_AUTO_TEST_CASE(mutex_adapter_works_with_the_standard_lock_types) {
   BOOST_TEST(!x.owns_lock());
 }
 
+// Issue 33, defect 7: with the default wait of 0, each try_acquire made one
+// attempt and lock() called it again at once, round after round (a
+// std::unique_lock waiting 1.5 s for a held name sent 5,528 SETs to one
+// master). lock() waits as acquire() with a wait does: about an attempt per
+// retry delay, on the wake lists, woken by the release.
+BOOST_AUTO_TEST_CASE(a_contended_mutex_lock_waits_between_attempts_and_is_woken_by_the_release) {
+  masters m(3);
+  redlock::client holder(m.options()), waiter(m.options());
+  const std::string name = "lockable-waits";
+  auto held = holder.acquire(name, {.ttl = 30000ms});
+  {
+    // Default options: retry delay 50 ms +/- 25 ms.
+    redlock::mutex jobs(waiter, name, {.ttl = 5000ms});
+    auto before = lock_calls(m[0]);
+    auto t0 = steady::now();
+    std::thread locker([&] { std::unique_lock guard(jobs); });
+    BOOST_TEST(eventually([&] { return wake_list_is(m, name, 1); }), "the waiter is not on the wake lists");
+    std::this_thread::sleep_for(2000ms - (steady::now() - t0));
+    auto made = lock_calls(m[0]) - before;
+    auto retry_delays = (steady::now() - t0) / 50ms;
+    BOOST_TEST(made <= 3 * retry_delays, made << " attempts on master 0 in " << retry_delays << " retry delays");
+    holder.release(held);
+    locker.join();
+  }
+  BOOST_TEST(eventually([&] { return m.holding(name) == 0u; }));
+
+  // A retry delay of 4 s: an attempt at once, the next 4 s later, unless
+  // the release wakes it first.
+  held = holder.acquire(name, {.ttl = 30000ms});
+  redlock::mutex slow(waiter, name, {.ttl = 5000ms, .retry_delay = 4000ms, .retry_jitter = 0ms});
+  auto before = lock_calls(m[0]);
+  auto t0 = steady::now();
+  steady::time_point got_at;
+  std::thread locker([&] {
+    slow.lock();
+    got_at = steady::now();
+  });
+  std::this_thread::sleep_for(2000ms);
+  auto made = lock_calls(m[0]) - before;
+  BOOST_TEST(made <= 3, made << " attempts on master 0 in half a retry delay");
+  holder.release(held);
+  locker.join();
+  BOOST_TEST(((got_at - t0) < 3500ms), "not woken by the release: held after "
+                                           << std::chrono::duration_cast<std::chrono::milliseconds>(got_at - t0).count()
+                                           << " ms");
+  BOOST_TEST(slow.owns_lock());
+  slow.unlock();
+  BOOST_TEST(!slow.last_release_error());
+}
+
 // A mutex release wakes the first waiter on the masters' wake list, not all
 // of them: with every waiter woken, they split the masters' votes (the
 // contended bench made 7 attempts per section with 8 workers). The waiters
@@ -600,6 +650,27 @@ BOOST_AUTO_TEST_CASE(a_releaser_asking_again_at_once_lets_the_woken_waiter_go_fi
 // quorum only (its SET NX PX overtook the previous release on the last
 // master), and its release then names and lists nobody there: the listing
 // is checked on a quorum.
+namespace {
+// `a` holds `name`, and was seen asking for it again at once after its
+// release woke `other` (a waiter); its next release that names a waiter
+// lists `a` behind it (docs/algorithm.md, section 10). The wake lists and
+// the clients' subscriptions are left as that leaves them.
+redlock::lock seen_asking_again_at_once(masters& m, redlock::client& a, redlock::client& other,
+                                        const std::string& name, const redlock::acquire_options& o) {
+  auto held = a.acquire(name, o);
+  auto other_got = other.async().async_acquire(name, o, boost::asio::use_future);
+  BOOST_REQUIRE(eventually([&] { return wake_list_is(m, name, 1) && listening_clients(m, name) == 1u; }));
+  a.release(held);  // names the waiter
+  auto a_got = a.async().async_acquire(name, o, boost::asio::use_future);  // joins the line behind it
+  BOOST_REQUIRE(other_got.wait_for(10s) == std::future_status::ready);
+  auto other_held = other_got.get();
+  BOOST_REQUIRE(eventually([&] { return listening_clients(m, name) == 2u; }));
+  other.release(other_held);  // takes its own entry down, names a
+  BOOST_REQUIRE(a_got.wait_for(10s) == std::future_status::ready);
+  return a_got.get();
+}
+}  // namespace
+
 BOOST_AUTO_TEST_CASE(a_release_lists_its_client_behind_the_woken_waiter_when_it_asks_again_at_once) {
   masters m(3);
   redlock::client a(m.options(1000ms)), b(m.options());
@@ -637,17 +708,9 @@ BOOST_AUTO_TEST_CASE(a_release_lists_its_client_behind_the_woken_waiter_when_it_
     for (std::size_t j = 0; j < m.size(); ++j) n.push_back(redlock::testing::script_calls(m[j]));
     return n;
   };
-  auto held = a.acquire(name, o);
-  auto b_got = b.async().async_acquire(name, o, boost::asio::use_future);
-  BOOST_REQUIRE(eventually([&] { return wake_list_is(m, name, 1) && listening_clients(m, name) == 1u; }));
-  a.release(held);  // names b
-  auto a_got = a.async().async_acquire(name, o, boost::asio::use_future);  // joins the line behind b
-  BOOST_REQUIRE(b_got.wait_for(10s) == std::future_status::ready);
-  auto b_held = b_got.get();
-  BOOST_REQUIRE(eventually([&] { return listening_clients(m, name) == 2u; }));
-  b.release(b_held);  // takes its own entry down, names a
-  BOOST_REQUIRE(a_got.wait_for(10s) == std::future_status::ready);
-  held = a_got.get();
+  auto held = seen_asking_again_at_once(m, a, b, name, o);
+  std::future<redlock::lock> b_got, a_got;
+  redlock::lock b_held;
   auto before = everywhere();
   b_got = b.async().async_acquire(name, o, boost::asio::use_future);  // b joins the line behind a
   auto b_entry = listed_by_release(before);
@@ -721,18 +784,9 @@ BOOST_AUTO_TEST_CASE(an_entry_a_release_listed_and_nobody_claimed_passes_the_wak
       return std::any_of(now.begin(), now.end(), [&](auto& id) { return !before.count(id); });
     });
   };
-  // a is seen asking again at once after its release woke w.
-  auto held = a.acquire(name, o);
-  auto w_got = w.async().async_acquire(name, o, boost::asio::use_future);
-  BOOST_REQUIRE(eventually([&] { return wake_list_is(m, name, 1) && listening_clients(m, name) == 1u; }));
-  a.release(held);
-  auto a_got = a.async().async_acquire(name, o, boost::asio::use_future);
-  BOOST_REQUIRE(w_got.wait_for(10s) == std::future_status::ready);
-  auto w_held = w_got.get();
-  BOOST_REQUIRE(eventually([&] { return listening_clients(m, name) == 2u; }));
-  w.release(w_held);
-  BOOST_REQUIRE(a_got.wait_for(10s) == std::future_status::ready);
-  held = a_got.get();
+  auto held = seen_asking_again_at_once(m, a, w, name, o);
+  std::future<redlock::lock> w_got, a_got;
+  redlock::lock w_held;
   // w waits again; a's release names it and lists a; a does not ask again.
   auto before = everywhere();
   w_got = w.async().async_acquire(name, o, boost::asio::use_future);
@@ -755,6 +809,68 @@ BOOST_AUTO_TEST_CASE(an_entry_a_release_listed_and_nobody_claimed_passes_the_wak
   a.release(a.acquire(name, o));
   BOOST_TEST(eventually([&] { return m.holding(name) == 0u && wake_list_is(m, name, 0); }));
   BOOST_TEST(eventually([&] { return m.holding(redlock::detail::keys::wake_deadlines(name)) == 0u; }));
+}
+
+// A waiter that its own release listed (four node timeouts) and that a
+// wake-up sent to retry with the plain SET NX PX, refused there by a third
+// holder: the plain retry listed nothing, so its entries lapse long before
+// its retry delay (30 s here) ends. It must try again (with the script,
+// which lists it for its own lapse) before they lapse, or the third
+// holder's release names no one and it sleeps with the lock free. Fails on
+// the old code: the waiter slept out its 30 s retry delay.
+BOOST_AUTO_TEST_CASE(a_listed_waiter_whose_plain_retry_is_refused_is_still_woken) {
+  masters m(3);
+  redlock::client a(m.options(1000ms)), b(m.options());
+  redlock::acquire_options o{.ttl = 30000ms, .wait = 60000ms, .retry_delay = 30000ms, .retry_jitter = 0ms};
+  const std::string name = "plain-refused";
+  const auto list = redlock::detail::keys::wake_list(name);
+  auto everywhere = [&] {
+    std::set<std::string> ids;
+    for (std::size_t j = 0; j < m.size(); ++j) {
+      std::istringstream all(m[j].command({"ZRANGE", list, "0", "-1"}));
+      for (std::string id; all >> id;) ids.insert(id);
+    }
+    return ids;
+  };
+  auto added_since = [&](const std::set<std::string>& before) {  // the entry that appeared
+    std::string added;
+    eventually([&] {
+      for (auto& id : everywhere())
+        if (!before.count(id)) added = id;
+      return !added.empty();
+    });
+    return added;
+  };
+  auto held = seen_asking_again_at_once(m, a, b, name, o);
+  std::future<redlock::lock> b_got, a_got;
+  redlock::lock b_held;
+  // b waits; a's release names it and lists a behind it, for 4 s.
+  auto before = everywhere();
+  b_got = b.async().async_acquire(name, o, boost::asio::use_future);
+  BOOST_REQUIRE(!added_since(before).empty());
+  before = everywhere();
+  a.release(held);
+  auto a_entry = added_since(before);
+  BOOST_REQUIRE(!a_entry.empty());
+  BOOST_REQUIRE(b_got.wait_for(10s) == std::future_status::ready);
+  b_held = b_got.get();
+  // a waits under that entry. A wake-up naming it (as a release would: a
+  // quorum of copies of one token) sends it to a plain retry while b holds.
+  a_got = a.async().async_acquire(name, o, boost::asio::use_future);
+  std::this_thread::sleep_for(100ms);  // it watches its name
+  auto client_id = a_entry.substr(0, a_entry.rfind(':'));
+  for (std::size_t j = 0; j < m.size(); ++j)
+    m[j].command({"PUBLISH", redlock::detail::keys::wake_channel(name, client_id), "=" + a_entry + " not-a-release"});
+  // b holds on past the listing's four node timeouts, then releases.
+  std::this_thread::sleep_for(5000ms);
+  BOOST_REQUIRE(a_got.wait_for(0s) == std::future_status::timeout);
+  auto released_at = steady::now();
+  b.release(b_held);
+  BOOST_REQUIRE_MESSAGE(a_got.wait_for(10s) == std::future_status::ready, "a slept out its retry delay");
+  auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - released_at);
+  BOOST_TEST(waited < 1000ms, "a got the lock " << waited.count() << " ms after the release");
+  a.release(a_got.get());
+  BOOST_TEST(eventually([&] { return m.holding(name) == 0u && wake_list_is(m, name, 0); }));
 }
 
 // The woken waiter may never come (it died on the list): the releaser that

@@ -8,9 +8,13 @@
 
 #include <redlock/redlock.hpp>
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/use_future.hpp>
 
+#include <future>
 #include <thread>
 
 using namespace std::chrono_literals;
@@ -229,4 +233,88 @@ BOOST_AUTO_TEST_CASE(status_reports_owners_waiters_and_foreign_data_typed) {
     BOOST_TEST(n.pttl.count() == -2);
     BOOST_TEST(!n.fence);
   }
+}
+
+namespace {
+// Two acquisitions of `name` by one owner of one client, started together
+// (an async owner, a task, starting the same critical section twice).
+std::pair<redlock::lock, redlock::lock> twice_at_once(redlock::client& c, const std::string& name,
+                                                      const redlock::acquire_options& o) {
+  auto first = c.async().async_acquire(name, o, boost::asio::use_future);
+  auto second = c.async().async_acquire(name, o, boost::asio::use_future);
+  auto l1 = first.get();
+  auto l2 = second.get();
+  return {l1, l2};
+}
+}  // namespace
+
+// One owner, one hold per name. The second of two first acquisitions by one
+// owner at once waits for the first and re-enters its hold: one hold of two
+// levels, which one release does not free. Both were granted as first
+// acquisitions (the masters cannot tell them apart: one owner field), each
+// with a handle of one level, and releasing one deleted the hold the other
+// still counted on. Also with a master paused (rounds decided by the other
+// two), and for the fair lock.
+BOOST_AUTO_TEST_CASE(two_first_acquisitions_by_one_owner_at_once_are_one_hold) {
+  for (auto kind : {lock_kind::reentrant, lock_kind::fair})
+    for (bool paused : {false, true}) {
+      BOOST_TEST_CONTEXT((kind == lock_kind::fair ? "fair" : "reentrant") << (paused ? ", a master paused" : "")) {
+        masters m(3);
+        redlock::client c(m.options());
+        if (paused) m[2].pause();
+        auto o = reentrant(30000ms);
+        o.kind = kind;
+        o.owner = "task";
+        o.wait = 5000ms;
+        auto [l1, l2] = twice_at_once(c, "twice", o);
+        BOOST_TEST(l1.holds() == 2);
+        BOOST_TEST(l2.holds() == 2);
+        c.release(l1);
+        BOOST_TEST(m[0].command({"EXISTS", "twice"}) == "1", "one release freed the other acquisition's hold");
+        BOOST_TEST(m[1].command({"EXISTS", "twice"}) == "1");
+        redlock::client other(m.options());
+        auto intruder = reentrant();
+        intruder.owner = "intruder";
+        BOOST_TEST(!other.try_acquire("twice", intruder).has_value(), "another owner got in while one level was held");
+        c.release(l2);
+        BOOST_TEST(redlock::testing::eventually([&] {
+          return m[0].command({"EXISTS", "twice"}) == "0" && m[1].command({"EXISTS", "twice"}) == "0";
+        }));
+        if (paused) m[2].resume();
+      }
+    }
+}
+
+// The second acquisition waits behind the first, which waits for another
+// owner's hold: cancelled, it ends at once with operation_aborted, sending
+// nothing, and the first goes on.
+BOOST_AUTO_TEST_CASE(an_acquisition_waiting_behind_its_owners_first_can_be_cancelled) {
+  masters m(3);
+  redlock::client c(m.options()), holder(m.options());
+  auto other_owner = reentrant(30000ms);
+  other_owner.owner = "holder";
+  auto held = holder.acquire("behind", other_owner);
+  auto o = reentrant(30000ms);
+  o.owner = "task";
+  o.wait = 10000ms;
+  o.retry_delay = 100ms;
+  auto first = c.async().async_acquire("behind", o, boost::asio::use_future);
+  boost::asio::cancellation_signal cancel;
+  std::promise<boost::system::error_code> second_done;
+  boost::asio::post(c.async().get_executor(), [&] {
+    c.async().async_acquire("behind", o,
+                            boost::asio::bind_cancellation_slot(cancel.slot(), [&](boost::system::error_code ec, redlock::lock) {
+                              second_done.set_value(ec);
+                            }));
+    cancel.emit(boost::asio::cancellation_type::terminal);
+  });
+  auto second = second_done.get_future();
+  BOOST_REQUIRE(second.wait_for(2s) == std::future_status::ready);
+  BOOST_TEST(second.get() == boost::asio::error::operation_aborted);
+  BOOST_TEST((first.wait_for(0s) == std::future_status::timeout), "the first acquisition still waits");
+  holder.release(held);
+  auto l = first.get();
+  BOOST_TEST(l.holds() == 1);
+  c.release(l);
+  BOOST_TEST(redlock::testing::eventually([&] { return m.holding("behind") == 0u; }));
 }

@@ -12,6 +12,10 @@
 
 #include <redlock/redlock.hpp>
 
+#include <boost/asio/use_future.hpp>
+
+#include <future>
+
 #include <atomic>
 
 using namespace std::chrono_literals;
@@ -225,4 +229,91 @@ BOOST_AUTO_TEST_CASE(a_paused_then_killed_master_does_not_stop_a_quorum) {
   auto w = c.acquire("faulty", side(writer, "w"));
   BOOST_TEST(!c.try_acquire("faulty", side(reader, "c")).has_value());
   c.release(w);
+}
+
+// What `redlock release --token "$REDLOCK_TOKEN"` in a reader's EXIT trap
+// does: adopt the reader's hold by its token and release it. Only that
+// reader goes: the other reader still holds, and a writer is still refused.
+// The token ('r:<hex>') was taken for a reentrant owner field, and the
+// release deleted the whole hash: every reader's hold, while they ran.
+BOOST_AUTO_TEST_CASE(a_readers_token_releases_that_reader_alone) {
+  masters m(3);
+  redlock::client c(m.options()), other(m.options());
+  auto r1 = c.acquire("doc", side(reader, "a", 30000ms));
+  auto r2 = c.acquire("doc", side(reader, "b", 30000ms));
+  auto adopted = other.adopt("doc", r1.token(), 30000ms);
+  BOOST_TEST((adopted.kind() == reader));
+  other.release(adopted);
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    BOOST_TEST(eventually([&] { return m[i].command({"HEXISTS", "doc", r1.token()}) == "0"; }));
+    BOOST_TEST(m[i].command({"HEXISTS", "doc", r2.token()}) == "1", "master " << i << " lost the other reader");
+  }
+  BOOST_TEST(!other.try_acquire("doc", side(writer, "w")).has_value(), "a writer while a reader holds");
+  // The writer's token likewise: its release frees the lock.
+  c.release(r2);
+  BOOST_TEST(code_of([&] { c.release(r1); }) == errc::not_held);
+  auto w = c.acquire("doc", side(writer, "w"));
+  other.release(other.adopt("doc", w.token(), 5000ms));
+  BOOST_TEST(eventually([&] { return m.holding("doc") == 0u; }));
+}
+
+// Extending a reader by its token lengthens that reader's own deadline (the
+// one rw_acquire.lua drops lapsed holds by), not just the key's. It
+// lengthened the key only: past the reader's first ttl a writer got in
+// while the reader, extended to 30 s, still held.
+BOOST_AUTO_TEST_CASE(extending_a_readers_token_moves_that_readers_deadline) {
+  masters m(3);
+  redlock::client c(m.options()), other(m.options());
+  auto r = c.acquire("doc", side(reader, "a", 1000ms));
+  auto adopted = other.adopt("doc", r.token(), 30000ms);
+  other.extend(adopted, 30000ms);
+  BOOST_TEST(adopted.remaining_validity() > 20000ms);
+  std::this_thread::sleep_for(1500ms);  // past the first ttl
+  BOOST_TEST(!other.try_acquire("doc", side(writer, "w")).has_value(), "a writer got in while the reader held");
+  other.release(adopted);
+  BOOST_TEST(eventually([&] { return m.holding("doc") == 0u; }));
+}
+
+// Tokens of another kind's shape are refused before anything is sent: a
+// reader's token adopted as a reentrant owner (whose release deletes the
+// hash) or as a writer, and a reentrant owner field adopted as a reader.
+BOOST_AUTO_TEST_CASE(a_token_adopted_as_another_kind_is_refused_naming_it) {
+  masters m(1);
+  redlock::client c(m.options());
+  auto r = c.acquire("doc", side(reader, "a"));
+  for (auto kind : {lock_kind::reentrant, lock_kind::fair, lock_kind::write, lock_kind::semaphore})
+    BOOST_TEST(code_of([&] { c.adopt("doc", r.token(), 5000ms, {.kind = kind}); }) == errc::bad_option);
+  BOOST_TEST(code_of([&] { c.adopt("doc", "0123456789abcdef0123456789abcdef:job", 5000ms, {.kind = reader}); }) ==
+             errc::bad_option);
+  BOOST_TEST(m[0].command({"HEXISTS", "doc", r.token()}) == "1");
+  c.release(r);
+}
+
+// A reader that died holding leaves its field until its deadline; the last
+// live reader's release must drop it with its own hold, delete the key and
+// wake the writer. It kept the lapsed field: the hash was not empty, so the
+// release neither deleted nor announced, and the writer slept out its 10 s
+// retry delay.
+BOOST_AUTO_TEST_CASE(the_last_live_readers_release_lets_the_writer_in_past_a_dead_readers_field) {
+  masters m(3);
+  {
+    redlock::client dead(m.options());
+    dead.acquire("doc", side(reader, "dead", 500ms));  // never released: the client goes
+  }
+  redlock::client c(m.options()), w(m.options());
+  auto live = c.acquire("doc", side(reader, "live", 30000ms));
+  auto o = side(writer, "w", 30000ms);
+  o.wait = 30000ms;
+  o.retry_delay = 10000ms;
+  o.retry_jitter = 0ms;
+  auto got = w.async().async_acquire("doc", o, boost::asio::use_future);
+  std::this_thread::sleep_for(800ms);  // the dead reader's deadline has passed; the writer was refused
+  BOOST_REQUIRE(got.wait_for(0s) == std::future_status::timeout);
+  auto released_at = std::chrono::steady_clock::now();
+  c.release(live);
+  BOOST_REQUIRE_MESSAGE(got.wait_for(5s) == std::future_status::ready, "the writer was not woken");
+  auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - released_at);
+  BOOST_TEST(waited < 1000ms, "the writer got in " << waited.count() << " ms after the release");
+  w.release(got.get());
+  BOOST_TEST(eventually([&] { return m.holding("doc") == 0u; }));
 }

@@ -352,3 +352,35 @@ BOOST_AUTO_TEST_CASE(status_shows_each_held_permit_and_guards_give_them_back) {
     return true;
   }));
 }
+
+// A permit's token names one permit: adopted with its slot and the number
+// of permits (what `redlock release` finds from status), its extend and
+// release act on that slot alone. The token alone looks like a mutex's: it
+// could not be released by token at all.
+BOOST_AUTO_TEST_CASE(a_permit_is_adopted_by_its_token_and_slot) {
+  masters m(3);
+  redlock::client c(m.options()), other(m.options());
+  auto p1 = c.acquire("pool", semaphore(2, 30000ms));
+  auto p2 = c.acquire("pool", semaphore(2, 30000ms));
+  BOOST_TEST(code_of([&] { other.adopt("pool", p1.token(), 5000ms, {.kind = lock_kind::semaphore}); }) ==
+             errc::bad_option);
+  BOOST_TEST(code_of([&] {
+               other.adopt("pool", p1.token(), 5000ms, {.kind = lock_kind::semaphore, .permit = 2, .permits = 2});
+             }) == errc::bad_option);
+  auto adopted =
+      other.adopt("pool", p1.token(), 60000ms, {.kind = lock_kind::semaphore, .permit = *p1.permit(), .permits = 2});
+  BOOST_TEST((adopted.permit() == p1.permit()));
+  other.extend(adopted, 60000ms);
+  for (std::size_t i = 0; i < m.size(); ++i)  // (the third master may answer after the quorum)
+    BOOST_TEST(eventually([&] { return std::stoll(m[i].command({"PTTL", keys::permit("pool", *p1.permit())})) > 40000; }));
+  other.release(adopted);
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    BOOST_TEST(redlock::testing::eventually([&] { return slots_held(m, i, "pool", 2) == 1u; }));
+    BOOST_TEST(m[i].command({"GET", keys::permit("pool", *p2.permit())}) == p2.token());
+  }
+  auto p3 = other.acquire("pool", semaphore(2));
+  BOOST_TEST((p3.permit() == p1.permit()));
+  other.release(p3);
+  c.release(p2);
+  BOOST_TEST(code_of([&] { c.release(p1); }) == errc::not_held);
+}

@@ -3,6 +3,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "client/options_check.hpp"
+#include "locks/adopt.hpp"
 #include "connection/node_address.hpp"
 #include "connection/resp.hpp"
 #include "scripts/script_call.hpp"
@@ -122,6 +123,54 @@ BOOST_AUTO_TEST_CASE(acquire_options_are_checked) {
   BOOST_TEST(d::check_acquire("r", o, 50ms).code == errc::bad_option);
   o.retry_delay = 10ms;
   BOOST_TEST(!d::check_acquire("r", o, 50ms));
+}
+
+// A token names one hold, and its shape says which kind (docs/algorithm.md,
+// section 16): an adoption whose kind the token cannot name is refused
+// before anything is sent, naming the problem.
+BOOST_AUTO_TEST_CASE(adopted_tokens_must_name_a_hold_of_their_kind) {
+  using redlock::lock_kind;
+  using d::token_shape;
+  const std::string owner = "0123456789abcdef0123456789abcdef:job", plain = "0123456789abcdef0123456789abcdef";
+  BOOST_TEST((d::shape_of(plain) == token_shape::plain));
+  BOOST_TEST((d::shape_of(owner) == token_shape::owner_field));
+  BOOST_TEST((d::shape_of("r:" + plain) == token_shape::read));
+  BOOST_TEST((d::shape_of("w:" + plain) == token_shape::write));
+  BOOST_TEST((d::shape_of("s:" + plain) == token_shape::set));
+  BOOST_TEST((d::kind_of(token_shape::owner_field) == lock_kind::reentrant));
+  BOOST_TEST((d::kind_of(token_shape::read) == lock_kind::read));
+  auto check = [](const std::string& token, redlock::adopt_options how) {
+    return d::check_adopt("r", token, 5000ms, how, 50ms);
+  };
+  BOOST_TEST(!check(plain, {}));
+  BOOST_TEST(!check(owner, {}));
+  BOOST_TEST(!check(owner, {.kind = lock_kind::fair}));
+  BOOST_TEST(!check("r:" + plain, {}));
+  BOOST_TEST(!check("s:" + plain, {.together = {"q"}}));
+  BOOST_TEST(!check(plain, {.kind = lock_kind::semaphore, .permit = 1, .permits = 2}));
+  // A reader's token as a reentrant owner (whose release deletes the hash).
+  auto r = check("r:" + plain, {.kind = lock_kind::reentrant});
+  BOOST_TEST(r.code == errc::bad_option);
+  BOOST_TEST(r.message.find("reader") != std::string::npos, r.message);
+  BOOST_TEST(check("r:" + plain, {.kind = lock_kind::write}).code == errc::bad_option);
+  BOOST_TEST(check("w:" + plain, {.kind = lock_kind::mutex}).code == errc::bad_option);
+  BOOST_TEST(check(plain, {.kind = lock_kind::read}).code == errc::bad_option);
+  // A set's token with one name; `together` with a token that is not a set's.
+  r = check("s:" + plain, {});
+  BOOST_TEST(r.code == errc::bad_option);
+  BOOST_TEST(r.message.find("several names") != std::string::npos, r.message);
+  BOOST_TEST(check(plain, {.together = {"q"}}).code == errc::bad_option);
+  BOOST_TEST(check("s:" + plain, {.together = {"r"}}).code == errc::bad_option);  // 'r' twice
+  BOOST_TEST(check("s:" + plain, {.together = {""}}).code == errc::empty_name);
+  // A permit without its slot or number of permits; a slot out of range.
+  BOOST_TEST(check(plain, {.kind = lock_kind::semaphore}).code == errc::bad_option);
+  BOOST_TEST(check(plain, {.kind = lock_kind::semaphore, .permit = 0}).code == errc::bad_option);
+  BOOST_TEST(check(plain, {.kind = lock_kind::semaphore, .permit = 2, .permits = 2}).code == errc::bad_option);
+  BOOST_TEST(check(plain, {.permit = 0, .permits = 2}).code == errc::bad_option);
+  // The usual: a name, a token, a ttl above the node timeout.
+  BOOST_TEST(d::check_adopt("", plain, 5000ms, {}, 50ms).code == errc::empty_name);
+  BOOST_TEST(d::check_adopt("r", "", 5000ms, {}, 50ms).code == errc::bad_option);
+  BOOST_TEST(d::check_adopt("r", plain, 50ms, {}, 50ms).code == errc::node_timeout_too_large);
 }
 
 // Issue 13, item 8. A fair waiter's place in line expires queue_timeout after

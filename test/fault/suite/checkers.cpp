@@ -51,11 +51,18 @@ std::vector<window> all_windows(const std::vector<op>& ops) {
       auto [it, fresh] = released.emplace(*o.acquire_op, o.invoke);
       if (!fresh) it->second = std::min(it->second, o.invoke);
     }
+  // The acquisition that took each hold a re-entry re-entered.
+  auto hold_of = [&](const op& o) {
+    std::size_t id = o.id;
+    for (std::size_t steps = 0; steps < ops.size() && id < ops.size() && ops[id].reentry_of; ++steps)
+      id = *ops[id].reentry_of;
+    return id;
+  };
   std::vector<window> out;
   for (auto& o : ops) {
     if (o.kind != op_kind::acquire || o.result != outcome::ok || !o.completion || !o.valid_until) continue;
     window w{o.id,    o.client,  o.resource, *o.completion, *o.valid_until,
-             o.fence, o.permits, o.permit,   o.shared,      o.leader};
+             o.fence, o.permits, o.permit,   o.shared,      o.leader,       hold_of(o)};
     if (auto it = released.find(o.id); it != released.end()) w.end = std::min(w.end, it->second);
     if (w.end <= w.begin) continue;  // no window at all
     if (o.names.empty()) {
@@ -100,14 +107,32 @@ std::map<std::string, std::vector<window>> semaphore_windows(const std::vector<o
 // furthest: any window starting before that end overlaps it. Reads (shared
 // windows) may overlap reads: a read is judged against the furthest write
 // only, a write against the furthest window of either kind.
+// A re-entry is the hold it re-entered: it is judged against the furthest
+// window of another hold, so the two furthest of distinct holds are kept.
+namespace {
+struct furthest_two {
+  const window* first = nullptr;   // reaches furthest
+  const window* second = nullptr;  // furthest among the other holds
+  void add(const window& w) {
+    if (!first || w.end > first->end) {
+      if (first && first->hold != w.hold) second = first;
+      first = &w;
+    } else if (first->hold != w.hold && (!second || w.end > second->end)) {
+      second = &w;
+    }
+  }
+  const window* other_than(const window& w) const { return first && first->hold == w.hold ? second : first; }
+};
+}  // namespace
+
 std::vector<violation> check_exclusion(const std::vector<op>& ops) {
   std::vector<violation> out;
   auto what = [](const window& w) { return w.shared ? " (read)" : w.leader ? " (leader)" : ""; };
   for (auto& [resource, ws] : windows_of(ops)) {
-    const window* furthest = nullptr;            // any kind
-    const window* furthest_exclusive = nullptr;  // not shared
+    furthest_two furthest;            // any kind
+    furthest_two furthest_exclusive;  // not shared
     for (auto& w : ws) {
-      const window* other = w.shared ? furthest_exclusive : furthest;
+      const window* other = w.shared ? furthest_exclusive.other_than(w) : furthest.other_than(w);
       if (other && w.begin < other->end) {
         std::ostringstream m;
         m << "resource " << resource << ": holders c" << other->client << what(*other) << " and c" << w.client
@@ -115,8 +140,8 @@ std::vector<violation> check_exclusion(const std::vector<op>& ops) {
           << " (second window begins " << fmt_ms(w.begin - other->begin) << " after the first)";
         out.push_back(make("exclusion", m.str(), {other->acquire, w.acquire}, ops));
       }
-      if (!furthest || w.end > furthest->end) furthest = &w;
-      if (!w.shared && (!furthest_exclusive || w.end > furthest_exclusive->end)) furthest_exclusive = &w;
+      furthest.add(w);
+      if (!w.shared) furthest_exclusive.add(w);
     }
   }
   return out;
@@ -129,7 +154,8 @@ std::vector<violation> check_fence_order(const std::vector<op>& ops) {
   for (auto& [resource, ws] : windows_of(ops)) {
     const window* highest = nullptr;
     for (auto& w : ws) {
-      if (!w.fence || w.shared || w.leader) continue;  // readers: no order among them; leaders: (k)
+      // readers: no order among them; leaders: (k); a re-entry keeps its hold's token
+      if (!w.fence || w.shared || w.leader || w.hold != w.acquire) continue;
       if (highest && *w.fence <= *highest->fence) {
         std::ostringstream m;
         m << "resource " << resource << ": token " << *w.fence << " (c" << w.client << ") acquired after token "

@@ -62,6 +62,7 @@ struct window {
   std::optional<unsigned> permit;  ///< the slot held (op::permit)
   bool shared = false;             ///< a read hold (op::shared)
   bool leader = false;             ///< a leader's term (op::leader)
+  std::size_t hold = 0;            ///< the acquisition that took the hold: `acquire`, or the one it re-entered
 };
 /// The non-empty windows of every successful acquisition, per lock held
 /// (held_locks(): the resource, a semaphore's permit slot, or each of the

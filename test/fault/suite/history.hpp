@@ -85,6 +85,10 @@ struct op {
   /// own, the set's window, judged like a lock of its own.
   std::vector<std::string> names;
   std::vector<std::uint64_t> fences;
+  /// Reentrant and fair locks: a re-entry of the hold acquisition
+  /// `reentry_of` took (the same hold, one more level, its own release):
+  /// never judged against that hold, which it is.
+  std::optional<std::size_t> reentry_of;
   /// Leader election: a leader's term (campaign .. resign); `fence` is the
   /// epoch, judged by check_epochs instead of check_fence_order.
   bool leader = false;

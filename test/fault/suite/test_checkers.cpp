@@ -164,6 +164,40 @@ BOOST_AUTO_TEST_CASE(exclusion_sees_overlap_with_an_earlier_long_window) {
   BOOST_TEST(v.size() == 2u, text(v));
 }
 
+// A re-entry is the hold it re-entered: overlapping it is no violation, and
+// it keeps that hold's token. Once the first level is released, the
+// re-entry's window still excludes everyone else (the bad history: another
+// holder inside it), and a re-entry does not hide a third holder that
+// overlaps the hold it re-entered.
+BOOST_AUTO_TEST_CASE(exclusion_judges_a_reentry_as_the_hold_it_reentered) {
+  builder good;
+  auto first = good.acquire(0, "r", 0, 1, 1000, 4);
+  auto again = good.acquire(0, "r", 0, 2, 1000, 4);
+  good.ops[again].reentry_of = first;
+  good.release(first, 50, 51);
+  good.release(again, 80, 81);
+  good.acquire(1, "r", 82, 83, 200, 5);
+  BOOST_TEST(check_exclusion(good.ops).empty(), text(check_exclusion(good.ops)));
+  BOOST_TEST(check_fence_order(good.ops).empty(), text(check_fence_order(good.ops)));
+
+  builder bad = good;
+  auto intruder = bad.acquire(2, "r", 60, 61, 300);  // after the first level's release, inside the re-entry
+  auto v = check_exclusion(bad.ops);
+  BOOST_TEST_REQUIRE(v.size() >= 1u, text(v));
+  BOOST_TEST((v[0].ops == std::vector<std::size_t>{again, intruder}));
+
+  builder hidden;  // a long re-entry reaches furthest; the hold's other holder is still seen
+  auto h1 = hidden.acquire(0, "r", 0, 1, 1000);
+  auto h2 = hidden.acquire(1, "r", 0, 2, 50);  // overlaps h1, and the re-entry of h1: reported twice
+  auto h3 = hidden.acquire(0, "r", 0, 3, 2000);
+  hidden.ops[h3].reentry_of = h1;
+  auto h4 = hidden.acquire(2, "r", 0, 1500, 1600);  // inside the re-entry's window
+  auto w = check_exclusion(hidden.ops);
+  BOOST_TEST(w.size() == 3u, text(w));
+  (void)h2;
+  (void)h4;
+}
+
 // ---- (b) fence order ------------------------------------------------------------
 
 BOOST_AUTO_TEST_CASE(fence_order_reports_a_token_that_went_backwards) {

@@ -185,6 +185,68 @@ BOOST_AUTO_TEST_CASE(fair_late_release_on_a_dropped_connection_cannot_delete_a_n
   late_release_cannot_delete_a_newer_hold(redlock::lock_kind::fair);
 }
 
+// ---- one owner, two first acquisitions at once, a master paused ---------------------
+// Both were granted: the masters see one owner field, and the second
+// rewrote its hold id. Each caller had a handle of one level, so the first
+// release deleted the hold the other still counted on (on the two masters
+// still running), and another owner then got the lock while the owner's
+// second acquisition believed it held it: the exclusion checker sees the
+// overlap. One owner has one hold per name: the second acquisition waits
+// for the first and re-enters it (docs/algorithm.md, section 7).
+namespace {
+
+void one_owner_acquiring_twice_at_once_holds_once(redlock::lock_kind kind) {
+  cluster c(three_proxied_masters());
+  redlock::client_options copts;
+  copts.nodes = c.uris();
+  copts.node_timeout = 50ms;
+  redlock::client a(copts), b(copts);
+  redlock::acquire_options o;
+  o.kind = kind;
+  o.owner = "worker";
+  o.ttl = 8000ms;
+  o.wait = 2000ms;
+  c.master(2).pause();  // rounds are decided by the other two
+  history h;
+  scripted s(h);
+  scripted::held first, second;
+  std::thread t([&] { second = s.acquire(a, 0, "twice", o); });
+  first = s.acquire(a, 0, "twice", o);
+  t.join();
+  BOOST_REQUIRE(first && second);
+  // One hold of two levels: the later is a re-entry of the earlier (both
+  // handles count the levels). Two holds of one level each are two holders.
+  if (first.lock->holds() == 2 && second.lock->holds() == 2) {
+    auto ops = s.ops();
+    if (*ops[first.op].completion > *ops[second.op].completion) std::swap(first, second);
+    h.update(second.op, [&](op& o) { o.reentry_of = first.op; });
+  }
+  s.look(first);
+  s.release(a, 0, first);  // one of the owner's two levels
+  s.look(second);
+  redlock::acquire_options other = o;
+  other.owner = "intruder";
+  other.wait = 300ms;
+  auto intruder = s.acquire(b, 1, "twice", other);
+  BOOST_TEST(!intruder, "another owner acquired the lock the owner still holds");
+  s.release(b, 1, intruder);
+  s.look(second);
+  s.release(a, 0, second);
+  c.master(2).resume();
+  auto v = check_exclusion(s.ops());
+  for (auto& x : v) std::cout << "  " << x << std::endl;
+  BOOST_TEST(v.empty());
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(reentrant_owner_acquiring_twice_at_once_holds_once_with_a_master_paused) {
+  one_owner_acquiring_twice_at_once_holds_once(redlock::lock_kind::reentrant);
+}
+BOOST_AUTO_TEST_CASE(fair_owner_acquiring_twice_at_once_holds_once_with_a_master_paused) {
+  one_owner_acquiring_twice_at_once_holds_once(redlock::lock_kind::fair);
+}
+
 // ---- a hand-over judged too old while the next poll is in flight ------------------
 // A fair waiter is handed the lock on every master, but on terms from a poll
 // sent before its clock jumped forward, so the validity looks used up. Its

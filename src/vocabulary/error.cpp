@@ -44,6 +44,12 @@ class category_impl final : public boost::system::error_category {
       case errc::upgrade_refused:
         return "write lock asked by an owner that holds a read lock of it: refused (release the read first; "
                "two owners upgrading at once would wait for each other forever)";
+      case errc::bad_database:
+        return "the master refused to select the database the URI names (an index beyond its 'databases', or "
+               "SELECT not allowed to the user); nothing was sent";
+      case errc::serialization_failure:
+        return "the database aborted the transaction to keep transactions serializable (a serialization "
+               "failure or a deadlock); nothing of it was committed: run it again";
     }
     return "unknown redlock error";
   }
@@ -65,11 +71,13 @@ class category_impl final : public boost::system::error_category {
         return condition::invalid_argument;
       case errc::not_acquired:
       case errc::validity_expired:
+      case errc::serialization_failure:
         return condition::contended;
       case errc::timeout:
       case errc::not_connected:
       case errc::connection_lost:
       case errc::auth_failed:
+      case errc::bad_database:
       case errc::out_of_memory:
       case errc::read_only:
       case errc::server_error:
@@ -142,6 +150,8 @@ std::string_view errc_name(errc e) noexcept {
     case errc::unfenced_hold: return "unfenced_hold";
     case errc::permits_mismatch: return "permits_mismatch";
     case errc::upgrade_refused: return "upgrade_refused";
+    case errc::bad_database: return "bad_database";
+    case errc::serialization_failure: return "serialization_failure";
   }
   return "unknown";
 }

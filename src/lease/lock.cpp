@@ -48,6 +48,18 @@ boost::asio::cancellation_slot lock::lost_slot() const {
 }
 const std::vector<node_result>& lock::nodes() const { return checked(state_).named_nodes(); }
 
+std::string_view to_string(lock_kind k) noexcept {
+  switch (k) {
+    case lock_kind::mutex: return "mutex";
+    case lock_kind::reentrant: return "reentrant";
+    case lock_kind::fair: return "fair";
+    case lock_kind::semaphore: return "semaphore";
+    case lock_kind::read: return "read";
+    case lock_kind::write: return "write";
+  }
+  return "unknown";
+}
+
 std::string_view to_string(lost_reason r) noexcept {
   switch (r) {
     case lost_reason::none: return "none";
