@@ -678,9 +678,14 @@ BOOST_AUTO_TEST_CASE(cli_release_and_extend_by_token_for_every_kind) {
                                : c.key;
       auto extended = cli(nodes, "extend " + c.names + " --ttl 60s --token " + token);
       BOOST_TEST(extended.code == 0, extended.err);
-      // (extend returns at a quorum: the third master may answer later)
-      for (std::size_t i = 0; i < m.size(); ++i)
-        BOOST_TEST(redlock::testing::eventually([&] { return std::stoll(m[i].command({"PTTL", key})) > 30000; }));
+      // Extend promises a quorum; the command exits once it has one, and the
+      // third master's request may go down with the process.
+      auto extended_on = [&] {
+        std::size_t n = 0;
+        for (std::size_t i = 0; i < m.size(); ++i) n += std::stoll(m[i].command({"PTTL", key})) > 30000;
+        return n;
+      };
+      BOOST_TEST(extended_on() >= 2u);
       auto released = cli(nodes, "release " + c.names + " --token " + token);
       BOOST_TEST(released.code == 0, released.err);
       BOOST_TEST(redlock::testing::eventually([&] { return m.holding(key) == 0u; }));
