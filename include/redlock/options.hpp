@@ -48,6 +48,13 @@ struct client_options {
   /// system store when ca_file is empty).
   bool tls_verify = true;
   std::string tls_ca_file{};
+  /// rediss:// only: a client certificate (PEM, the chain after it) and its
+  /// private key (PEM, not encrypted), for masters that ask for one
+  /// (tls-auth-clients yes). Both or neither; checked when the client is
+  /// built: unreadable, or a key that does not fit the certificate, throws
+  /// bad_option naming the file.
+  std::string tls_cert_file{};
+  std::string tls_key_file{};
   /// nullptr: std::chrono::steady_clock.
   std::shared_ptr<const clock_source> clock{};
   /// Hooks for metrics and logs (redlock/observer.hpp); nullptr: none.

@@ -18,6 +18,11 @@ std::string ms(milliseconds d) { return std::to_string(d.count()) + " ms"; }
 
 check_result check_client_options(const client_options& o, std::vector<node_address>& addresses) {
   if (o.nodes.empty()) return fail(errc::empty_node_list, "no Redis master given: the node list is empty");
+  if (o.tls_cert_file.empty() != o.tls_key_file.empty())
+    return fail(errc::bad_option, o.tls_cert_file.empty()
+                                      ? "TLS client key file '" + o.tls_key_file + "' is given without its certificate"
+                                      : "TLS client certificate file '" + o.tls_cert_file +
+                                            "' is given without its key");
   addresses.clear();
   for (auto& uri : o.nodes) {
     std::string why;
