@@ -55,6 +55,12 @@ struct client_options {
   /// bad_option naming the file.
   std::string tls_cert_file{};
   std::string tls_key_file{};
+  /// AUTH for every master whose URI carries no password of its own (a
+  /// password kept out of the URIs, and out of a command line: the CLI reads
+  /// it from $REDLOCK_PASSWORD or --password-file). `user` empty: the
+  /// default user; a user needs a password (bad_option).
+  std::string user{};
+  std::string password{};
   /// nullptr: std::chrono::steady_clock.
   std::shared_ptr<const clock_source> clock{};
   /// Hooks for metrics and logs (redlock/observer.hpp); nullptr: none.
