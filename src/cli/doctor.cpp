@@ -2,6 +2,7 @@
 #include "commands.hpp"
 
 #include "args.hpp"
+#include "connection_args.hpp"
 
 #include <redlock/doctor.hpp>
 
