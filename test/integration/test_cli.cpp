@@ -297,25 +297,28 @@ BOOST_AUTO_TEST_CASE(cli_password_from_a_file_or_the_environment) {
   protected_opts.extra_args = {"--requirepass", "s3cret", "--user", "alice", "on", ">wonder", "~*", "&*", "+@all"};
   masters m(3, protected_opts);
   auto nodes = nodes_of(m);
+  // A fresh connection's first request waits for AUTH: more than the 50 ms
+  // default under ASan on a busy machine.
+  const std::string t = " --node-timeout 1s";
   auto file = "/tmp/redlock-cli-test-password-" + std::to_string(::getpid());
   auto write_file = [&](const std::string& text) { std::ofstream(file) << text; };
   write_file("s3cret\n");
 
-  auto a = cli(nodes, "acquire --name guarded --ttl 5s --json --password-file " + file);
+  auto a = cli(nodes, "acquire --name guarded --ttl 5s --json --password-file " + file + t);
   BOOST_REQUIRE_MESSAGE(a.code == 0, a.err);
   std::string token(boost::json::parse(a.out).as_object().at("token").as_string());
   // (The fixture's own commands cannot log in: status reads the masters.)
-  auto shown = cli(nodes, "status --name guarded", "REDLOCK_PASSWORD=s3cret");
+  auto shown = cli(nodes, "status --name guarded" + t, "REDLOCK_PASSWORD=s3cret");
   BOOST_TEST(shown.out.find("held by " + token) != std::string::npos, shown.out << shown.err);
-  auto released = cli(nodes, "release --name guarded --token " + token, "REDLOCK_PASSWORD=s3cret");
+  auto released = cli(nodes, "release --name guarded --token " + token + t, "REDLOCK_PASSWORD=s3cret");
   BOOST_TEST(released.code == 0, released.err);
-  shown = cli(nodes, "status --name guarded", "REDLOCK_PASSWORD=s3cret");
+  shown = cli(nodes, "status --name guarded" + t, "REDLOCK_PASSWORD=s3cret");
   BOOST_TEST(shown.out.find(token) == std::string::npos, shown.out << shown.err);
   // An ACL user: --user or $REDLOCK_USER, with the password from either source.
-  auto as_alice = cli(nodes, "run --name guarded --user alice --ttl 5s -- true", "REDLOCK_PASSWORD=wonder");
+  auto as_alice = cli(nodes, "run --name guarded --user alice --ttl 5s" + t + " -- true", "REDLOCK_PASSWORD=wonder");
   BOOST_TEST(as_alice.code == 0, as_alice.err);
   write_file("wonder\r\nnot this line\n");
-  as_alice = cli(nodes, "run --name guarded --ttl 5s --password-file " + file + " -- true", "REDLOCK_USER=alice");
+  as_alice = cli(nodes, "run --name guarded --ttl 5s --password-file " + file + t + " -- true", "REDLOCK_USER=alice");
   BOOST_TEST(as_alice.code == 0, as_alice.err);
   // The flag wins over the environment; a URI's own password wins over both.
   // (status exits 0 either way: it says which masters it could not read.)
@@ -323,18 +326,18 @@ BOOST_AUTO_TEST_CASE(cli_password_from_a_file_or_the_environment) {
     return r.code == 0 && r.out.find("unreachable") == std::string::npos && r.out.find("free") != std::string::npos;
   };
   write_file("s3cret");
-  auto st = cli(nodes, "status --name guarded --password-file " + file, "REDLOCK_PASSWORD=wrong");
+  auto st = cli(nodes, "status --name guarded --password-file " + file + t, "REDLOCK_PASSWORD=wrong");
   BOOST_TEST(answered_by_all(st), st.out << st.err);
   std::string own;
   for (auto& u : m.uris()) own += (own.empty() ? "redis://:s3cret@" : ",redis://:s3cret@") + u.substr(8);
-  st = cli(own, "status --name guarded", "REDLOCK_PASSWORD=wrong");
+  st = cli(own, "status --name guarded" + t, "REDLOCK_PASSWORD=wrong");
   BOOST_TEST(answered_by_all(st), st.out << st.err);
-  st = cli(nodes, "status --name guarded", "REDLOCK_PASSWORD=wrong");
+  st = cli(nodes, "status --name guarded" + t, "REDLOCK_PASSWORD=wrong");
   BOOST_TEST(!answered_by_all(st), st.out << st.err);
 
   // No password, or the wrong one: the masters refuse (unusable).
-  BOOST_TEST(cli(nodes, "acquire --name guarded --ttl 5s").code == 69);
-  BOOST_TEST(cli(nodes, "acquire --name guarded --ttl 5s", "REDLOCK_PASSWORD=wrong").code == 69);
+  BOOST_TEST(cli(nodes, "acquire --name guarded --ttl 5s" + t).code == 69);
+  BOOST_TEST(cli(nodes, "acquire --name guarded --ttl 5s" + t, "REDLOCK_PASSWORD=wrong").code == 69);
   // Bad input: a password file that is not there, or empty.
   auto missing = cli(nodes, "acquire --name guarded --password-file /nonexistent/password");
   BOOST_TEST(missing.code == 64, missing.err);
