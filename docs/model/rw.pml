@@ -17,7 +17,7 @@
  * Script hashes (SHA1 as sent: cmake/lua_text.cmake), checked by
  * test/model/check_script_hashes.cmake:
  * @script lua/rw_acquire.lua 15458ab72b9a2285b7ca1956b9f7e137d018b019
- * @script lua/rw_release.lua 466308f2c3c295867146f40d64be4cb29aeb9398
+ * @script lua/rw_release.lua e436c9ad103e793eec778b8fd12d71862f862af9
  */
 #define NO_TIME
 #ifndef NR
@@ -103,10 +103,10 @@ inline rw_acquire(m, token, write, waiter) {
    effect on the rw hash, the seeded bug). Answers 1 as R_YES, 0 as R_NO. */
 inline rw_release(m, token, waiter) {
   if
-  :: waiter != 0 && mark[m] == waiter -> mark[m] = 0      /* 19-21 GET KEYS[2] == ARGV[2]: DEL */
+  :: waiter != 0 && mark[m] == waiter -> mark[m] = 0      /* 22-24 GET KEYS[2] == ARGV[2]: DEL */
   :: else -> skip
   fi;
-  /* 22-23 TIME; 24-30 HGETALL, every field a read-write hold */
+  /* 25-26 TIME; 27-33 HGETALL, every field a read-write hold */
 #ifdef OLD_RW_RELEASE
   /* Before the rw release: the token's field there, the whole key DELeted. */
   if
@@ -116,15 +116,16 @@ inline rw_release(m, token, waiter) {
   :: else -> g_r = R_NO
   fi
 #else
-  g_r = R_NO;                                             /* 31 ours = false */
+  g_r = R_NO;                                             /* 34 ours = false */
   if
-  :: F(m, TOKEN_TASK(token)) == token ->                  /* 34 fields[i] == ARGV[1] */
-     F(m, TOKEN_TASK(token)) = 0;                         /* 35 HDEL KEYS[1] fields[i] */
-     g_r = R_YES                                          /* 36 ours (deadline > now) */
+  :: F(m, TOKEN_TASK(token)) == token ->                  /* 37 fields[i] == ARGV[1] */
+     F(m, TOKEN_TASK(token)) = 0;                         /* 38 HDEL KEYS[1] fields[i] */
+     g_r = R_YES                                          /* 39 ours (deadline > now) */
   :: else -> skip
   fi
-  /* 42-45 DEL KEYS[1] when no live field is left: the same state here;
-     46-49 PUBLISH: wake-ups are not modelled here */
+  /* 46-48 DEL KEYS[1] when no live field is left: the same state here;
+     49-51 PEXPIRE to the latest live deadline: the key's life, not
+     modelled (NO_TIME); 53-56 PUBLISH: wake-ups are not modelled here */
 #endif
 }
 

@@ -34,6 +34,10 @@ struct fenced_store_options {
   /// (empty: the system trust store); and whether to verify at all.
   std::string tls_ca_file{};
   bool tls_verify = true;
+  /// rediss:// only: the client certificate and its key (PEM), both or
+  /// neither, as client_options::tls_cert_file and tls_key_file.
+  std::string tls_cert_file{};
+  std::string tls_key_file{};
 };
 
 class REDLOCK_EXPORT fenced_store {

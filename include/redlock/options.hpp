@@ -48,6 +48,19 @@ struct client_options {
   /// system store when ca_file is empty).
   bool tls_verify = true;
   std::string tls_ca_file{};
+  /// rediss:// only: a client certificate (PEM, the chain after it) and its
+  /// private key (PEM, not encrypted), for masters that ask for one
+  /// (tls-auth-clients yes). Both or neither; checked when the client is
+  /// built: unreadable, or a key that does not fit the certificate, throws
+  /// bad_option naming the file.
+  std::string tls_cert_file{};
+  std::string tls_key_file{};
+  /// AUTH for every master whose URI carries no password of its own (a
+  /// password kept out of the URIs, and out of a command line: the CLI reads
+  /// it from $REDLOCK_PASSWORD or --password-file). `user` empty: the
+  /// default user; a user needs a password (bad_option).
+  std::string user{};
+  std::string password{};
   /// nullptr: std::chrono::steady_clock.
   std::shared_ptr<const clock_source> clock{};
   /// Hooks for metrics and logs (redlock/observer.hpp); nullptr: none.

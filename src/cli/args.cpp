@@ -48,21 +48,4 @@ std::chrono::milliseconds duration_arg(const boost::program_options::variables_m
   return *d;
 }
 
-std::vector<std::string> nodes_arg(const boost::program_options::variables_map& vm) {
-  std::string list;
-  if (vm.count("nodes"))
-    list = vm["nodes"].as<std::string>();
-  else if (const char* env = std::getenv("REDLOCK_NODES"))
-    list = env;
-  auto out = split_list(list);
-  if (out.empty()) usage("no masters: give --nodes URI,... or set REDLOCK_NODES");
-  return out;
-}
-
-std::string tls_ca_arg(const boost::program_options::variables_map& vm) {
-  if (vm.count("tls-ca")) return vm["tls-ca"].as<std::string>();
-  if (const char* env = std::getenv("REDLOCK_TLS_CA")) return env;
-  return {};
-}
-
 }  // namespace redlock::cli

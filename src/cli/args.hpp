@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Command-line pieces every `redlock` subcommand shares: usage errors (exit
-// 64), durations, the master list.
+// 64), durations (connection_args.hpp: how to reach the masters).
 #pragma once
 
 #include <boost/program_options/options_description.hpp>
@@ -38,14 +38,5 @@ boost::program_options::variables_map parse(const std::vector<std::string>& args
 /// --NAME as a duration with a unit (500ms, 10s, 2m), or `dflt` when absent.
 std::chrono::milliseconds duration_arg(const boost::program_options::variables_map& vm, const char* name,
                                        std::chrono::milliseconds dflt);
-
-/// The master URIs from --nodes URI,... or else $REDLOCK_NODES; usage error when none.
-std::vector<std::string> nodes_arg(const boost::program_options::variables_map& vm);
-
-/// --tls-ca FILE, else $REDLOCK_TLS_CA; empty: the system trust store.
-std::string tls_ca_arg(const boost::program_options::variables_map& vm);
-/// Its help text, the same for every subcommand.
-inline constexpr const char* tls_ca_help =
-    "CA file to verify rediss:// masters (default: $REDLOCK_TLS_CA, else the system store)";
 
 }  // namespace redlock::cli

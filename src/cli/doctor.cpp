@@ -2,6 +2,7 @@
 #include "commands.hpp"
 
 #include "args.hpp"
+#include "connection_args.hpp"
 
 #include <redlock/doctor.hpp>
 
@@ -64,20 +65,20 @@ std::string describe(const node_facts& n) {
 
 int doctor(const std::vector<std::string>& args) {
   po::options_description d("redlock doctor [options]: audits the masters; exit 0 nothing found, 1 warnings, 2 errors");
-  d.add_options()("nodes", po::value<std::string>(), "comma-separated redis:// URIs (default: $REDLOCK_NODES)")(
+  add_connection_options(d);
+  d.add_options()(
       "node-timeout", po::value<std::string>(), "the per-master deadline you use (default 50ms)")(
       "ttl", po::value<std::string>(), "the TTL you plan (default 10s)")(
-      "prefix", po::value<std::string>(), "the key prefix you use")("tls-ca", po::value<std::string>(), tls_ca_help)(
+      "prefix", po::value<std::string>(), "the key prefix you use")(
       "name", po::value<std::string>(), "a lock name whose keys and channels the ACL check uses (default redlock-doctor)")(
       "acl-user", po::value<std::string>(), "check this ACL user's rights (default: the user of each URI)")(
       "round-trips", po::value<unsigned>(), "PINGs per master for the round-trip p99 (default 50)")(
       "json", "machine-readable output")("verbose,v", "also print what was read from each master")("help,h", "this help");
   auto vm = parse(args, d);
   client_options client;
-  client.nodes = nodes_arg(vm);
+  read_connection(vm, client);
   client.node_timeout = duration_arg(vm, "node-timeout", 50ms);
   if (vm.count("prefix")) client.key_prefix = vm["prefix"].as<std::string>();
-  client.tls_ca_file = tls_ca_arg(vm);
   doctor_options options;
   options.ttl = duration_arg(vm, "ttl", 10s);
   if (vm.count("name")) options.name = vm["name"].as<std::string>();
@@ -86,6 +87,13 @@ int doctor(const std::vector<std::string>& args) {
   if (options.round_trips == 0) usage("--round-trips must be at least 1");
 
   auto report = diagnose(client, options);
+  // Only the command line knows where a URI came from: one in argv is
+  // readable by every user of the machine (ps, /proc/PID/cmdline).
+  for (auto& node : passwords_in_argv(vm))
+    report.findings.push_back({severity::warning, "password_in_argv", node,
+                               "the URI given with --nodes carries a password, which every user of this machine can "
+                               "read with `ps`: give it with --password-file FILE or $REDLOCK_PASSWORD instead (or "
+                               "in $REDLOCK_NODES)"});
   auto errors = report.count(severity::error), warnings = report.count(severity::warning);
   int status = errors ? 2 : warnings ? 1 : 0;
   if (vm.count("json")) {

@@ -15,21 +15,20 @@ namespace json = boost::json;
 using namespace std::chrono_literals;
 
 void add_common(po::options_description& d) {
-  d.add_options()("nodes", po::value<std::string>(), "comma-separated redis:// URIs (default: $REDLOCK_NODES)")(
+  add_connection_options(d);
+  d.add_options()(
       "name", po::value<std::vector<std::string>>(),
       "lock name (run, acquire: again for more names, held all or none; release, extend: every name of such a hold)")("node-timeout", po::value<std::string>(),
                                                      "per-master deadline (default 50ms)")(
       "prefix", po::value<std::string>(), "key prefix")(
-      "tls-ca", po::value<std::string>(), tls_ca_help)(
       "json", "machine-readable output")("help,h", "this help");
 }
 
 common read_common(const po::variables_map& vm, bool several_names) {
   common c;
-  c.client.nodes = redlock::cli::nodes_arg(vm);
+  read_connection(vm, c.client);
   c.client.node_timeout = duration_arg(vm, "node-timeout", 50ms);
   if (vm.count("prefix")) c.client.key_prefix = vm["prefix"].as<std::string>();
-  c.client.tls_ca_file = tls_ca_arg(vm);
   auto names = vm.count("name") ? vm["name"].as<std::vector<std::string>>() : std::vector<std::string>{};
   if (names.empty()) usage("--name is required");
   for (auto& n : names)

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "args.hpp"
+#include "connection_args.hpp"
 
 #include <redlock/redlock.hpp>
 

@@ -9,8 +9,9 @@
 //   redlock status  --name N [--json]
 //   redlock doctor  [--ttl 10s] [--json]
 //   redlock --version
-// Masters come from --nodes URI,... or REDLOCK_NODES; the CA for rediss://
-// masters from --tls-ca FILE or REDLOCK_TLS_CA. Exit statuses: lock_args.hpp.
+// Masters come from --nodes URI,... or REDLOCK_NODES; the CA and client
+// certificate for rediss:// masters and the password for URIs without one
+// from flags or REDLOCK_* variables (args.hpp). Exit statuses: lock_args.hpp.
 // One file per subcommand (commands.hpp); this one only dispatches.
 #include "commands.hpp"
 #include "lock_args.hpp"
@@ -35,6 +36,8 @@ void print_usage(std::ostream& os) {
         "  redlock status --name N [--json]\n"
         "  redlock doctor [--ttl 10s] [--acl-user U] [--json]   (audits the masters: 0 ok, 1 warnings, 2 errors)\n"
         "common: --nodes redis://host:port,... (or REDLOCK_NODES), --tls-ca FILE (or REDLOCK_TLS_CA),\n"
+        "        --tls-cert FILE --tls-key FILE (or REDLOCK_TLS_CERT, REDLOCK_TLS_KEY: a client certificate),\n"
+        "        --password-file FILE (or REDLOCK_PASSWORD), --user U (or REDLOCK_USER): for URIs without a password,\n"
         "        --node-timeout 50ms, --prefix P, --json;\n"
         "run: --grace 5s (SIGTERM to SIGKILL after a lost lease), --metrics-port [HOST:]PORT (Prometheus);\n"
         "durations take units (500ms, 10s, 2m)\n";

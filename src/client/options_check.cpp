@@ -18,11 +18,23 @@ std::string ms(milliseconds d) { return std::to_string(d.count()) + " ms"; }
 
 check_result check_client_options(const client_options& o, std::vector<node_address>& addresses) {
   if (o.nodes.empty()) return fail(errc::empty_node_list, "no Redis master given: the node list is empty");
+  if (!o.user.empty() && o.password.empty())
+    return fail(errc::bad_option, "user '" + o.user + "' is given without a password (AUTH needs one)");
+  if (o.tls_cert_file.empty() != o.tls_key_file.empty())
+    return fail(errc::bad_option, o.tls_cert_file.empty()
+                                      ? "TLS client key file '" + o.tls_key_file + "' is given without its certificate"
+                                      : "TLS client certificate file '" + o.tls_cert_file +
+                                            "' is given without its key");
   addresses.clear();
   for (auto& uri : o.nodes) {
     std::string why;
     auto a = parse_node_uri(uri, why);
     if (!a) return fail(errc::bad_uri, why);
+    // A URI's own credentials win: the default is for the URIs without.
+    if (a->password.empty() && !o.password.empty()) {
+      a->user = o.user;
+      a->password = o.password;
+    }
     addresses.push_back(std::move(*a));
   }
   if (o.node_timeout <= milliseconds(0))

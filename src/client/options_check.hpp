@@ -20,7 +20,8 @@ struct check_result {
   explicit operator bool() const noexcept { return static_cast<bool>(code); }
 };
 
-/// Parses every node URI and checks the client-wide options.
+/// Parses every node URI (each without a password of its own takes the
+/// options' user and password) and checks the client-wide options.
 check_result check_client_options(const client_options& options, std::vector<node_address>& addresses);
 
 /// Checks one acquisition's name and options against the client's node timeout.

@@ -11,7 +11,11 @@
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/error.hpp>
 #include <boost/asio/write.hpp>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 
 namespace redlock::detail {
 
@@ -27,6 +31,14 @@ strand_type make_client_strand(const asio::any_io_executor& ex) {
 }
 
 namespace {
+
+// The TLS alert a master sent, in OpenSSL's words ("tlsv13 alert certificate
+// required"), or empty for any other error.
+std::string tls_alert_of(const boost::system::error_code& ec) {
+  if (ec.category() != asio::error::get_ssl_category()) return {};
+  if (ERR_GET_REASON(static_cast<unsigned long>(ec.value())) < SSL_AD_REASON_OFFSET) return {};
+  return ec.message();
+}
 
 // Starts an operation, `initiate(handler)`, with `handler` bound to `memory`
 // (the operation and its completion's wrapper reuse it; with TLS, so do the
@@ -143,7 +155,10 @@ void connection::start_read() {
   auto gen = generation_;
   auto on_read = [self, gen, stream = tls_](error_code ec, std::size_t n) {
     if (gen != self->generation_) return;
-    if (ec) return self->fail_all(errc::connection_lost, false);
+    // A TLS alert says why the master hung up (in TLS 1.3 a master that
+    // wants a client certificate refuses it only after the handshake):
+    // "tlsv13 alert certificate required" goes to the log line.
+    if (ec) return self->fail_all(errc::connection_lost, false, tls_alert_of(ec));
     self->on_bytes(n);
     if (gen == self->generation_) self->start_read();
   };

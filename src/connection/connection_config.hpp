@@ -26,19 +26,23 @@ struct connection_config {
   std::size_t max_pending_per_node = 16384;
   bool tls_verify = true;
   std::string tls_ca_file{};
+  std::string tls_cert_file{};  // with tls_key_file: the client certificate (mutual TLS)
+  std::string tls_key_file{};
   std::shared_ptr<redlock::observer> observer{};  // reconnects and failures are reported to it
 
   static connection_config of(const client_options& o) {
     return {o.node_timeout,       o.connect_timeout,      o.reconnect_min,
             o.reconnect_max,      o.stall_timeout,        o.max_reply_bytes,
             o.max_reply_elements, o.max_pending_per_node, o.tls_verify,
-            o.tls_ca_file,        o.observer};
+            o.tls_ca_file,        o.tls_cert_file,        o.tls_key_file,
+            o.observer};
   }
 };
 
 /// The one TLS client context builder: verifies against `tls_ca_file`, or the
-/// system trust store when it is empty. Throws redlock::error(bad_option)
-/// naming the file when it cannot be loaded.
+/// system trust store when it is empty, and presents the client certificate
+/// when one is given. Throws redlock::error(bad_option) naming the file when
+/// one cannot be read or loaded, or the key does not fit the certificate.
 std::unique_ptr<boost::asio::ssl::context> make_tls_context(const connection_config& config);
 
 }  // namespace redlock::detail

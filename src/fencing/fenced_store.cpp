@@ -92,6 +92,8 @@ fenced_store::fenced_store(asio::any_io_executor executor, const std::string& ur
   c.stall_timeout = std::max(c.stall_timeout, options.timeout * 2);
   c.tls_ca_file = options.tls_ca_file;
   c.tls_verify = options.tls_verify;
+  c.tls_cert_file = options.tls_cert_file;
+  c.tls_key_file = options.tls_key_file;
   impl_ = std::make_shared<detail::store_impl>(executor, std::move(*address), std::move(c));
 }
 

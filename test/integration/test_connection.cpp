@@ -163,6 +163,52 @@ BOOST_AUTO_TEST_CASE(auth_with_password_and_acl_user) {
   BOOST_TEST(code_of([&] { none.acquire("acl"); }) == errc::auth_failed);
 }
 
+BOOST_AUTO_TEST_CASE(default_user_and_password_for_uris_without_their_own) {
+  // Secrets kept out of the URIs: client_options::user and password log in
+  // on every master whose URI carries no password; a URI's own still wins.
+  redis_options acl_opts;
+  acl_opts.extra_args = {"--user", "alice", "on", ">wonder", "~*", "&*", "+@all", "--user", "default", "off"};
+  masters users(3, acl_opts);
+  auto o = users.options(1000ms);
+  o.user = "alice";
+  o.password = "wonder";
+  {
+    redlock::client c(o);
+    c.release(c.acquire("default-credentials"));
+  }
+  // One URI with credentials of its own (wrong ones): they are used there,
+  // so that master refuses while the other two grant a quorum. (The
+  // fixture's own commands cannot log in here: a client that can reads.)
+  auto mixed = o;
+  mixed.nodes[0] = with_userinfo(mixed.nodes[0], "alice:wrong");
+  {
+    redlock::client c(mixed), reader(o);
+    auto l = c.acquire("uri-wins", {.ttl = 5000ms});
+    auto held_on = [&] {
+      std::vector<bool> held;
+      for (auto& n : reader.status("uri-wins")) held.push_back(n.content == redlock::key_content::mutex);
+      return held;
+    };
+    BOOST_TEST(eventually([&] { return held_on() == std::vector<bool>{false, true, true}; }));
+    c.release(l);
+  }
+  // The password alone: AUTH <password> as the default user (off here).
+  auto no_user = o;
+  no_user.user.clear();
+  redlock::client anonymous(no_user);
+  BOOST_TEST(code_of([&] { anonymous.acquire("default-credentials"); }) == errc::auth_failed);
+  // A user without a password is refused when the client is built.
+  auto no_password = users.options();
+  no_password.user = "alice";
+  try {
+    redlock::client c(no_password);
+    BOOST_FAIL("a user without a password was accepted");
+  } catch (const redlock::error& e) {
+    BOOST_TEST((e.code() == errc::bad_option));
+    BOOST_TEST(std::string(e.what()).find("alice") != std::string::npos, e.what());
+  }
+}
+
 BOOST_AUTO_TEST_CASE(select_uses_the_database_from_the_uri) {
   masters m(3);
   auto o = m.options();

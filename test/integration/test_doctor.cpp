@@ -343,11 +343,12 @@ struct run_result {
   std::string out;
 };
 
-run_result doctor_cli(const std::vector<std::string>& uris, const std::string& args) {
+// `env`: "NAME=value ..." set for the command.
+run_result doctor_cli(const std::vector<std::string>& uris, const std::string& args, const std::string& env = "") {
   std::string nodes;
   for (auto& u : uris) nodes += (nodes.empty() ? "" : ",") + u;
   auto out = "/tmp/redlock-doctor-test-" + std::to_string(::getpid()) + ".out";
-  auto cmd = std::string(REDLOCK_CLI_PATH) + " doctor --nodes " + nodes + " --node-timeout 500ms --round-trips 5 " +
+  auto cmd = env + " " + std::string(REDLOCK_CLI_PATH) + " doctor --nodes " + nodes + " --node-timeout 500ms --round-trips 5 " +
              args + " >" + out + " 2>/dev/null </dev/null";
   int status = std::system(cmd.c_str());
   std::ifstream in(out);
@@ -396,5 +397,29 @@ BOOST_AUTO_TEST_CASE(cli_exit_status_and_one_line_per_problem) {
 
   // Bad usage: 64.
   BOOST_TEST(doctor_cli(m.uris(), "--ttl forever").status == 64);
+}
+
+BOOST_AUTO_TEST_CASE(cli_warns_of_a_password_on_the_command_line) {
+  auto o = durable();
+  o.extra_args = {"--requirepass", "s3cret"};
+  masters m(3, o);
+  std::vector<std::string> with_password;
+  for (auto& u : m.uris()) with_password.push_back("redis://:s3cret@" + u.substr(std::string("redis://").size()));
+  auto warned = doctor_cli(with_password, "");
+  BOOST_TEST(warned.status == 1, warned.out);
+  BOOST_TEST(lines(warned.out) == 3u, warned.out);
+  for (auto& u : m.uris()) {
+    auto shown = "redis://:***@" + u.substr(std::string("redis://").size());
+    BOOST_TEST(contains(warned.out, "warning password_in_argv " + shown +
+                                        ": the URI given with --nodes carries a password, which every user of this "
+                                        "machine can read with `ps`: give it with --password-file FILE or "
+                                        "$REDLOCK_PASSWORD instead"),
+               warned.out);
+  }
+  BOOST_TEST(!contains(warned.out, "s3cret"), warned.out);
+  // The same password from the environment: nothing to warn of.
+  auto quiet = doctor_cli(m.uris(), "", "REDLOCK_PASSWORD=s3cret");
+  BOOST_TEST(quiet.status == 0, quiet.out);
+  BOOST_TEST(contains(quiet.out, "no problems found on 3 masters"), quiet.out);
 }
 #endif  // REDLOCK_CLI_PATH

@@ -37,6 +37,24 @@ redlock::client_options tls_client(const masters& m, std::chrono::milliseconds n
   return o;
 }
 
+// Every log line, for the tests that look for one.
+struct log_lines : redlock::observer {
+  std::mutex mutex;
+  std::string text;
+  void on_log(redlock::log_level, std::string_view message) override {
+    std::lock_guard lock(mutex);
+    text.append(message).append("\n");
+  }
+  bool has(std::string_view part) {
+    std::lock_guard lock(mutex);
+    return text.find(part) != std::string::npos;
+  }
+  std::string all() {
+    std::lock_guard lock(mutex);
+    return text;
+  }
+};
+
 // Counts "connection closed" warnings: the client closed (or lost) a connection.
 struct close_counter : redlock::observer {
   std::atomic<int> closed{0};
@@ -203,4 +221,100 @@ BOOST_AUTO_TEST_CASE(a_release_queued_behind_a_tls_handshake_reaches_the_master_
   resume.join();
   BOOST_TEST(m[2].command({"EXISTS", "handshake"}) == "0", "the release never reached master 2");
   BOOST_TEST(redlock::testing::eventually([&] { return m.holding("handshake") == 0u; }));
+}
+
+namespace {
+
+redis_options asking_for_client_certificates() {
+  auto o = tls_only();
+  o.tls_auth_clients = true;
+  return o;
+}
+
+redlock::client_options with_client_certificate(redlock::client_options o) {
+  o.tls_cert_file = test_tls().client_cert.string();
+  o.tls_key_file = test_tls().client_key.string();
+  return o;
+}
+
+// The bad_option message `options` are refused with when a client is built.
+std::string refusal_of(const redlock::client_options& options) {
+  try {
+    redlock::client c(options);
+  } catch (const redlock::error& e) {
+    BOOST_TEST((e.code() == errc::bad_option), e.what());
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(mutual_tls_client_certificate_acquires) {
+  masters m(3, asking_for_client_certificates());
+  redlock::client c(with_client_certificate(tls_client(m)));
+  warm_up(c, m);
+  auto l = c.acquire("mtls-job", {.ttl = 5000ms, .fenced = true});
+  BOOST_TEST(l.fence().has_value());
+  BOOST_TEST(eventually([&] { return m.holding("mtls-job") == 3u; }));
+  c.release(l);
+  BOOST_TEST(eventually([&] { return m.holding("mtls-job") == 0u; }));
+}
+
+BOOST_AUTO_TEST_CASE(mutual_tls_without_a_client_certificate_fails_without_hanging) {
+  masters m(3, asking_for_client_certificates());
+  auto o = tls_client(m, 3000ms);
+  o.connect_timeout = 1000ms;
+  auto log = std::make_shared<log_lines>();
+  o.observer = log;
+  redlock::client c(o);
+  // The masters hang up on a connection that shows no certificate (in TLS
+  // 1.3 right after the client's side of the handshake, with an alert):
+  // each request fails with the connection, none waits out the node timeout
+  // for a reply that never comes (that would be errc::timeout).
+  auto code = code_of([&] { c.acquire("no-certificate", {.ttl = 5000ms}); });
+  BOOST_TEST((code == errc::connection_lost || code == errc::not_connected), redlock::make_error_code(code).message());
+  // The log says why.
+  BOOST_TEST(log->has("alert certificate required"), log->all());
+  BOOST_TEST(m.holding("no-certificate") == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(mutual_tls_bad_certificate_options_are_refused_when_the_client_is_built) {
+  masters m(1, asking_for_client_certificates());
+  auto good = with_client_certificate(tls_client(m));
+  const auto cert = test_tls().client_cert.string(), key = test_tls().client_key.string();
+
+  auto key_only = good;
+  key_only.tls_cert_file.clear();
+  auto why = refusal_of(key_only);
+  BOOST_TEST(why.find("'" + key + "' is given without its certificate") != std::string::npos, why);
+
+  auto cert_only = good;
+  cert_only.tls_key_file.clear();
+  why = refusal_of(cert_only);
+  BOOST_TEST(why.find("'" + cert + "' is given without its key") != std::string::npos, why);
+
+  auto missing = good;
+  missing.tls_cert_file = "/nonexistent/client.crt";
+  why = refusal_of(missing);
+  BOOST_TEST(why.find("'/nonexistent/client.crt' cannot be read: No such file or directory") != std::string::npos, why);
+
+  auto missing_key = good;
+  missing_key.tls_key_file = "/nonexistent/client.key";
+  why = refusal_of(missing_key);
+  BOOST_TEST(why.find("'/nonexistent/client.key' cannot be read") != std::string::npos, why);
+
+  // Files that are not PEM at all: the key and the certificate swapped.
+  auto swapped = good;
+  std::swap(swapped.tls_cert_file, swapped.tls_key_file);
+  why = refusal_of(swapped);
+  BOOST_TEST(why.find("TLS client certificate file '" + key + "' cannot be loaded") != std::string::npos, why);
+
+  // The server's key: a key, but not the one of the client's certificate.
+  auto wrong_key = good;
+  wrong_key.tls_key_file = test_tls().key.string();
+  why = refusal_of(wrong_key);
+  BOOST_TEST(why.find("'" + test_tls().key.string() + "' does not fit the certificate in '" + cert + "'") !=
+                 std::string::npos,
+             why);
 }

@@ -201,7 +201,15 @@ tls_files make_test_tls(const std::filesystem::path& dir) {
   run_openssl("x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -extfile server.ext "
               "-out server.crt",
               dir);
-  return {dir / "ca.crt", dir / "server.crt", dir / "server.key"};
+  run_openssl("req -new " + ec_key + " -keyout client.key -out client.csr -subj /CN=redlock-test-client", dir);
+  {
+    std::ofstream ext(dir / "client.ext");
+    ext << "extendedKeyUsage=clientAuth\n";
+  }
+  run_openssl("x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -extfile client.ext "
+              "-out client.crt",
+              dir);
+  return {dir / "ca.crt", dir / "server.crt", dir / "server.key", dir / "client.crt", dir / "client.key"};
 }
 
 const tls_files& shared_test_tls() {
@@ -236,10 +244,11 @@ void redis_process::spawn() {
     args.insert(args.end(), {"--appendfsync", "always"});
   }
   if (options_.tls) {
-    // Clients are not asked for a certificate: the tests check the server's.
+    // Clients are asked for a certificate only when the test says so.
     args.insert(args.end(), {"--tls-port", std::to_string(port_), "--tls-cert-file", options_.tls->cert.string(),
                              "--tls-key-file", options_.tls->key.string(), "--tls-ca-cert-file",
-                             options_.tls->ca_cert.string(), "--tls-auth-clients", "no", "--unixsocket",
+                             options_.tls->ca_cert.string(), "--tls-auth-clients",
+                             options_.tls_auth_clients ? "yes" : "no", "--unixsocket",
                              unix_socket().string(), "--unixsocketperm", "700"});
   }
   args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());

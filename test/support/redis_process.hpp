@@ -19,14 +19,17 @@ struct redisReply;
 
 namespace redlock::testing {
 
-// A private certificate authority and a server certificate it signed, for
-// 127.0.0.1 and localhost, made with the `openssl` command (make_test_tls).
+// A private certificate authority, a server certificate it signed for
+// 127.0.0.1 and localhost, and a client certificate it signed (for masters
+// with tls-auth-clients yes), made with the `openssl` command (make_test_tls).
 struct tls_files {
   std::filesystem::path ca_cert, cert, key;
+  std::filesystem::path client_cert, client_key;
 };
 
-// Writes a fresh CA and a server key and certificate into `dir` (created if
-// missing); throws std::runtime_error, with openssl's output, on failure.
+// Writes a fresh CA, a server key and certificate and a client key and
+// certificate into `dir` (created if missing); throws std::runtime_error,
+// with openssl's output, on failure.
 tls_files make_test_tls(const std::filesystem::path& dir);
 // One CA and server certificate per test process, made at the first call in
 // a temporary directory removed at exit.
@@ -37,6 +40,9 @@ struct redis_options {
   // Set: TLS only (--tls-port, --port 0), uri() is rediss://; the test's own
   // commands (command(), readiness) go through a Unix socket instead.
   std::optional<tls_files> tls;
+  // With tls: masters ask every client for a certificate signed by the CA
+  // (tls-auth-clients yes).
+  bool tls_auth_clients = false;
   std::vector<std::string> extra_args;  // e.g. {"--requirepass", "secret"}
   std::string preload;                  // LD_PRELOAD for the child (clock shim)
   std::vector<std::string> extra_env;   // "NAME=value" added to the child's environment
