@@ -21,7 +21,7 @@ struct reply_deleter {
 };
 using reply_ptr = std::unique_ptr<redisReply, reply_deleter>;
 
-reply_ptr command(redisContext* c, std::initializer_list<std::string> words) {
+reply_ptr command(redisContext* c, const std::vector<std::string>& words) {
   std::vector<const char*> argv;
   std::vector<std::size_t> lens;
   for (auto& w : words) {
@@ -32,7 +32,7 @@ reply_ptr command(redisContext* c, std::initializer_list<std::string> words) {
       redisCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lens.data())));
 }
 
-probe_reply copy(const reply_ptr& r) {
+probe_reply copy(const redisReply* r) {
   probe_reply out;
   if (!r) return out;
   switch (r->type) {
@@ -89,8 +89,21 @@ std::vector<master_view> lease_probe::read(const job& j) const {
     probe_reply owner, pttl;  // none unless they come
     std::unique_ptr<redisContext, context_deleter> c(redisConnectWithTimeout("127.0.0.1", m.port, connect_timeout));
     if (c && !c->err && redisSetTimeout(c.get(), reply_timeout) == REDIS_OK) {
-      owner = copy(j.hash ? command(c.get(), {"HEXISTS", j.key, j.token}) : command(c.get(), {"GET", j.key}));
-      if (owner.is != probe_reply::type::none) pttl = copy(command(c.get(), {"PTTL", j.key}));
+      // Owner and PTTL in one transaction: a key that expires and is taken
+      // again between two separate reads would read as ours until the
+      // other holder's expiry.
+      auto owner_read = j.hash ? std::vector<std::string>{"HEXISTS", j.key, j.token}
+                               : std::vector<std::string>{"GET", j.key};
+      auto multi = command(c.get(), {"MULTI"});
+      if (multi && multi->type == REDIS_REPLY_STATUS) {
+        command(c.get(), owner_read);
+        command(c.get(), {"PTTL", j.key});
+        auto exec = command(c.get(), {"EXEC"});
+        if (exec && exec->type == REDIS_REPLY_ARRAY && exec->elements == 2) {
+          owner = copy(exec->element[0]);
+          pttl = copy(exec->element[1]);
+        }
+      }
     }
     auto replied = steady::now();
     out.push_back(judge_master_reading(owner, pttl, j.token, j.hash, replied, m.clock_rate ? m.clock_rate() : 1.0));

@@ -25,11 +25,23 @@
 //   --election    campaigners for 2 election names (election_round): no two
 //                 leaders at once (a), epochs increasing (k)
 //                 (REDLOCK_FAULT_ELECTION=1)
-//   --expect-acquisitions A, --expect-faults F
-//                 fail unless the totals reach these (the CTest floor of an
-//                 optimized build; scripts/test runs one)
+//   --fair        fair locks (fair_round), judged also by (n): no
+//                 overtaking once queued (REDLOCK_FAULT_FAIR=1)
+//   --reentrant   reentrant locks whose sections re-enter their hold
+//                 (reentrant_round; REDLOCK_FAULT_REENTRANT=1)
+//   --expect-acquisitions A, --expect-sections D, --expect-faults F,
+//   --expect-renewals R, --expect-extends E, --expect-full S,
+//   --expect-reads-shared X, --expect-fifo P, --expect-failovers L,
+//   --expect-reentries T
+//                 fail unless the totals reach these: acquisitions checked,
+//                 sections judged from the storage, faults that acted,
+//                 renewals and extends made while a fault acted on the
+//                 holder's masters, semaphore windows begun full, reads
+//                 begun while another read was held, fair pairs whose order
+//                 was judged, leadership passed between clients, re-entries
+//                 (the floors of an optimized build; scripts/test runs one)
 // At exit it prints the figures by fault type and the summary line
-//   fault suite: H histories, A acquisitions checked, F faults injected, V violations
+//   fault suite: H histories, A acquisitions checked, D data-checked sections, F faults injected, V violations
 #define BOOST_TEST_MODULE fault_nemesis
 #include <boost/test/unit_test.hpp>
 
@@ -60,8 +72,10 @@ struct arguments {
   std::size_t rounds = 1;
   std::optional<double> seconds;
   std::optional<double> minutes;
-  std::size_t expect_acquisitions = 0, expect_faults = 0;
-  bool semaphore = false, read_write = false, together = false, election = false;
+  std::size_t expect_acquisitions = 0, expect_faults = 0, expect_sections = 0, expect_renewals = 0,
+              expect_extends = 0, expect_full = 0, expect_reads_shared = 0, expect_fifo = 0, expect_failovers = 0,
+              expect_reentries = 0;
+  bool semaphore = false, read_write = false, together = false, election = false, fair = false, reentrant = false;
   std::string argv0;
   /// The variant's flag, for the reproduce line.
   std::string flag() const {
@@ -69,6 +83,8 @@ struct arguments {
            : read_write ? "--read-write "
            : together   ? "--together "
            : election   ? "--election "
+           : fair       ? "--fair "
+           : reentrant  ? "--reentrant "
                         : "";
   }
 };
@@ -87,6 +103,8 @@ arguments parse() {
   if (auto v = env("REDLOCK_FAULT_READ_WRITE")) a.read_write = *v != "0";
   if (auto v = env("REDLOCK_FAULT_TOGETHER")) a.together = *v != "0";
   if (auto v = env("REDLOCK_FAULT_ELECTION")) a.election = *v != "0";
+  if (auto v = env("REDLOCK_FAULT_FAIR")) a.fair = *v != "0";
+  if (auto v = env("REDLOCK_FAULT_REENTRANT")) a.reentrant = *v != "0";
   auto& suite = boost::unit_test::framework::master_test_suite();
   a.argv0 = suite.argc > 0 ? suite.argv[0] : "fault_nemesis";
   for (int i = 1; i < suite.argc; ++i) {
@@ -106,14 +124,24 @@ arguments parse() {
     else if (k == "--minutes") a.minutes = std::stod(value());
     else if (k == "--expect-acquisitions") a.expect_acquisitions = std::stoul(value());
     else if (k == "--expect-faults") a.expect_faults = std::stoul(value());
+    else if (k == "--expect-sections") a.expect_sections = std::stoul(value());
+    else if (k == "--expect-renewals") a.expect_renewals = std::stoul(value());
+    else if (k == "--expect-extends") a.expect_extends = std::stoul(value());
+    else if (k == "--expect-full") a.expect_full = std::stoul(value());
+    else if (k == "--expect-reads-shared") a.expect_reads_shared = std::stoul(value());
+    else if (k == "--expect-fifo") a.expect_fifo = std::stoul(value());
+    else if (k == "--expect-failovers") a.expect_failovers = std::stoul(value());
+    else if (k == "--expect-reentries") a.expect_reentries = std::stoul(value());
+    else if (k == "--fair") a.fair = true;
+    else if (k == "--reentrant") a.reentrant = true;
     else if (k == "--semaphore") a.semaphore = true;
     else if (k == "--read-write") a.read_write = true;
     else if (k == "--together") a.together = true;
     else if (k == "--election") a.election = true;
     else throw std::invalid_argument("unknown argument " + k);
   }
-  if (a.semaphore + a.read_write + a.together + a.election > 1)
-    throw std::invalid_argument("at most one of --semaphore, --read-write, --together, --election");
+  if (a.semaphore + a.read_write + a.together + a.election + a.fair + a.reentrant > 1)
+    throw std::invalid_argument("at most one of --semaphore, --read-write, --together, --election, --fair, --reentrant");
   return a;
 }
 
@@ -128,6 +156,7 @@ std::string describe(const round_config& c) {
     os << kinds[static_cast<int>(c.workload.kind)];
   if (c.workload.together_max >= 2) os << " over 2.." << c.workload.together_max << " names together";
   if (c.workload.permits > 0) os << " (" << c.workload.permits << " permits)";
+  if (c.workload.io_threads > 1) os << " on " << c.workload.io_threads << " io threads";
   if (c.workload.odd_clients_queue_timeout)
     os << " (queue timeouts " << c.workload.queue_timeout.count() << " and "
        << c.workload.odd_clients_queue_timeout->count() << " ms)";
@@ -166,6 +195,8 @@ BOOST_AUTO_TEST_CASE(nemesis_safe) {
                : args.read_write ? read_write_round(seed, length)
                : args.together   ? together_round(seed, length)
                : args.election   ? election_round(seed, length)
+               : args.fair       ? fair_round(seed, length)
+               : args.reentrant  ? reentrant_round(seed, length)
                                  : safe_round(seed, length);
     std::cout << "round seed " << seed << ": " << describe(cfg) << std::endl;
     auto r = run_round(cfg);
@@ -187,5 +218,16 @@ BOOST_AUTO_TEST_CASE(nemesis_safe) {
   BOOST_TEST(totals.acquisitions >= args.expect_acquisitions,
              "only " << totals.acquisitions << " acquisitions checked, expected " << args.expect_acquisitions);
   BOOST_TEST(totals.faults >= args.expect_faults,
-             "only " << totals.faults << " faults injected, expected " << args.expect_faults);
+             "only " << totals.faults << " faults seen to act, expected " << args.expect_faults);
+  auto floor = [](std::size_t got, std::size_t want, const char* what) {
+    BOOST_TEST(got >= want, "only " << got << " " << what << ", expected " << want);
+  };
+  floor(totals.data.sections, args.expect_sections, "sections judged from the storage");
+  floor(totals.renewals_under_faults, args.expect_renewals, "renewals while a fault acted");
+  floor(totals.extends_under_faults, args.expect_extends, "extends while a fault acted");
+  floor(totals.semaphore_full, args.expect_full, "semaphore windows begun full");
+  floor(totals.reads_shared, args.expect_reads_shared, "reads shared");
+  floor(totals.fifo_pairs, args.expect_fifo, "fair pairs judged");
+  floor(totals.failovers, args.expect_failovers, "failovers");
+  floor(totals.reentries, args.expect_reentries, "re-entries");
 }

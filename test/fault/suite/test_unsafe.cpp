@@ -668,3 +668,40 @@ BOOST_AUTO_TEST_CASE(safe_permit_slots_under_the_same_partition_admit_at_most_n)
   expect_clean("N=3, 3 permit slots, four clients on different pairs: slot exclusion", check_exclusion(ops));
   expect_clean("N=3, 3 permit slots, four clients on different pairs: slot fence order", check_fence_order(ops));
 }
+
+// ---- the data-level verdict on a broken lock ---------------------------------------------
+// The same workload the nemesis runs, without faults, over a lock broken in
+// the test only: the storage alone must show the overlapping sections (the
+// unfenced read-modify-writes interleave and lose updates). A lock that
+// grants everyone (each client locks keys of its own), and one whose
+// holders believe their window a fifth longer than it is.
+namespace {
+
+round_result broken_lock_round(const char* what, const std::function<void(workload_options&)>& broken) {
+  auto cfg = quick_round(31, fault_type::latency, 3000ms);
+  cfg.nemesis.types.clear();  // no faults: the lock itself is broken
+  cfg.residue = false;
+  broken(cfg.workload);
+  auto r = run_round(cfg);
+  auto& d = r.data;
+  std::cout << what << ": " << d.sections << " sections judged from the storage, " << d.overlaps << " overlaps ("
+            << d.exposure_ms << " ms exposure), " << d.lost_updates << " lost updates; violations by checker:";
+  for (auto& [k, v] : r.report.by_checker) std::cout << " " << k << "=" << v;
+  std::cout << std::endl;
+  ++totals.unsafe;
+  bool found = r.report.by_checker["data-interleave"] > 0 && r.report.by_checker["data-lost-update"] > 0;
+  if (found) ++totals.detected;
+  BOOST_TEST(found, what << ": the data verdict found no overlap and no lost update");
+  BOOST_TEST(d.exposure_ms > 0.0);
+  return r;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(unsafe_a_lock_that_grants_everyone_fails_the_data_verdict) {
+  broken_lock_round("a lock that grants everyone", [](workload_options& w) { w.grant_everyone = true; });
+}
+
+BOOST_AUTO_TEST_CASE(unsafe_validity_overclaimed_by_a_fifth_fails_the_data_verdict) {
+  broken_lock_round("validity over-claimed by 20%", [](workload_options& w) { w.overclaim = 0.2; });
+}
