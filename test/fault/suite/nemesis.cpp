@@ -664,7 +664,7 @@ round_config safe_round(std::uint64_t seed, milliseconds duration) {
   // so throughput comes from many locks at once.
   r.workload.resources = 10;
   r.workload.key_prefix = "s" + std::to_string(seed) + ":";
-  r.workload.lease_resources = 2;  // res8, res9: renewed and extended leases
+  r.workload.lease_resources = 3;  // res7-res9: renewed and extended leases
   // Every lock kind under the same faults: seeds 1, 2 (mod 4) the mutex on 5
   // and 3 masters, 3 the fair lock on 5, 0 the reentrant lock on 3. Fair
   // seeds 3 (mod 8) run unfenced, where releases hand the lock over to the
@@ -1013,6 +1013,93 @@ void tally::print(std::ostream& os) const {
   os << "fault suite: " << histories << " histories, " << acquisitions << " acquisitions checked, "
      << data.sections << " data-checked sections, " << faults << " faults injected, " << violations << " violations (" << safety << " safety, " << liveness << " liveness)"
      << std::endl;
+}
+
+namespace {
+
+// Every count of a tally by name, for write() and read().
+template <typename T, typename F>
+void each_count(T& t, F&& f) {
+  f("histories", t.histories);
+  f("acquisitions", t.acquisitions);
+  f("faults", t.faults);
+  f("faults_injected", t.faults_injected);
+  f("violations", t.violations);
+  f("safety", t.safety);
+  f("liveness", t.liveness);
+  f("leases", t.leases);
+  f("renewals", t.renewals);
+  f("renewals_failed", t.renewals_failed);
+  f("renewals_under_faults", t.renewals_under_faults);
+  f("extends", t.extends);
+  f("extends_failed", t.extends_failed);
+  f("extends_under_faults", t.extends_under_faults);
+  f("lost_signals", t.lost_signals);
+  f("probes_judged", t.probes_judged);
+  f("probes_undecided", t.probes_undecided);
+  f("attempts", t.attempts);
+  f("writes_accepted", t.writes_accepted);
+  f("writes_rejected", t.writes_rejected);
+  f("recovery_periods", t.recovery_periods);
+  f("semaphore_full", t.semaphore_full);
+  f("reads_shared", t.reads_shared);
+  f("fifo_pairs", t.fifo_pairs);
+  f("reentries", t.reentries);
+  f("leaders", t.leaders);
+  f("failovers", t.failovers);
+  f("wakeups", t.wakeups);
+  f("data.sections", t.data.sections);
+  f("data.writes", t.data.writes);
+  f("data.reads", t.data.reads);
+  f("data.late", t.data.late);
+  f("data.abandoned", t.data.abandoned);
+  f("data.unfinished", t.data.unfinished);
+  f("data.lost_updates", t.data.lost_updates);
+  f("data.overlaps", t.data.overlaps);
+  f("data.unjudged_overlaps", t.data.unjudged_overlaps);
+  f("data.reads_shared", t.data.reads_shared);
+  f("data.full", t.data.full);
+}
+
+}  // namespace
+
+void tally::write(std::ostream& os) const {
+  each_count(*this, [&](const char* name, const std::size_t& v) { os << name << " " << v << "\n"; });
+  os << "data.exposure_ms " << data.exposure_ms << "\n";
+  for (auto& [k, s] : by_type)
+    os << "type " << k << " " << s.injected << " " << s.acted << " " << s.total_ms << " " << s.acquisitions_during
+       << "\n";
+  for (auto& [k, v] : by_checker) os << "checker " << k << " " << v << "\n";
+}
+
+void tally::read(std::istream& is) {
+  std::map<std::string, std::size_t*> counts;
+  each_count(*this, [&](const char* name, std::size_t& v) { counts[name] = &v; });
+  for (std::string name; is >> name;) {
+    if (name == "type") {
+      std::string k;
+      fault_stats s;
+      is >> k >> s.injected >> s.acted >> s.total_ms >> s.acquisitions_during;
+      auto& t = by_type[k];
+      t.injected += s.injected;
+      t.acted += s.acted;
+      t.total_ms += s.total_ms;
+      t.acquisitions_during += s.acquisitions_during;
+    } else if (name == "checker") {
+      std::string k;
+      std::size_t v = 0;
+      is >> k >> v;
+      by_checker[k] += v;
+    } else if (name == "data.exposure_ms") {
+      double v = 0;
+      is >> v;
+      data.exposure_ms += v;
+    } else {
+      std::size_t v = 0;
+      is >> v;
+      if (auto it = counts.find(name); it != counts.end()) *it->second += v;
+    }
+  }
 }
 
 void report_failure(std::ostream& os, const round_result& r, const std::string& reproduce, std::size_t limit) {

@@ -195,6 +195,10 @@ struct tally {
   void add(const round_result& r);
   /// The figures by fault type, then the summary line (last).
   void print(std::ostream& os) const;
+  /// As "name value" lines, and back (read adds to what this holds): the
+  /// figures of several runs summed (fault_floors).
+  void write(std::ostream& os) const;
+  void read(std::istream& is);
 };
 
 /// Prints the violations of `r` (at most `limit`), the seed and how to

@@ -29,6 +29,12 @@
 //                 overtaking once queued (REDLOCK_FAULT_FAIR=1)
 //   --reentrant   reentrant locks whose sections re-enter their hold
 //                 (reentrant_round; REDLOCK_FAULT_REENTRANT=1)
+//   --write-figures FILE
+//                 also write the totals to FILE (tally::write)
+//   --sum-figures DIR --parts N
+//                 run nothing: sum the figures every run wrote into DIR
+//                 and judge the floors below on the sum; when fewer than N
+//                 runs wrote theirs, say "fault_floors: SKIPPED"
 //   --expect-acquisitions A, --expect-sections D, --expect-faults F,
 //   --expect-renewals R, --expect-extends E, --expect-full S,
 //   --expect-reads-shared X, --expect-fifo P, --expect-failovers L,
@@ -48,6 +54,8 @@
 #include "nemesis.hpp"
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -63,7 +71,9 @@ tally totals;
 
 struct summary_at_exit {
   void setup() {}
-  void teardown() { totals.print(std::cout); }
+  void teardown() {
+    if (totals.histories > 0) totals.print(std::cout);
+  }
 };
 
 struct arguments {
@@ -76,6 +86,8 @@ struct arguments {
               expect_extends = 0, expect_full = 0, expect_reads_shared = 0, expect_fifo = 0, expect_failovers = 0,
               expect_reentries = 0;
   bool semaphore = false, read_write = false, together = false, election = false, fair = false, reentrant = false;
+  std::string write_figures, sum_figures;
+  std::size_t parts = 0;
   std::string argv0;
   /// The variant's flag, for the reproduce line.
   std::string flag() const {
@@ -132,6 +144,9 @@ arguments parse() {
     else if (k == "--expect-fifo") a.expect_fifo = std::stoul(value());
     else if (k == "--expect-failovers") a.expect_failovers = std::stoul(value());
     else if (k == "--expect-reentries") a.expect_reentries = std::stoul(value());
+    else if (k == "--write-figures") a.write_figures = value();
+    else if (k == "--sum-figures") a.sum_figures = value();
+    else if (k == "--parts") a.parts = std::stoul(value());
     else if (k == "--fair") a.fair = true;
     else if (k == "--reentrant") a.reentrant = true;
     else if (k == "--semaphore") a.semaphore = true;
@@ -172,8 +187,49 @@ std::string describe(const round_config& c) {
 
 BOOST_TEST_GLOBAL_FIXTURE(summary_at_exit);
 
+namespace {
+
+// The floors of the options, judged on `t`.
+void judge_floors(const tally& t, const arguments& args) {
+  auto floor = [](std::size_t got, std::size_t want, const char* what) {
+    BOOST_TEST(got >= want, "only " << got << " " << what << ", expected " << want);
+  };
+  floor(t.acquisitions, args.expect_acquisitions, "acquisitions checked");
+  floor(t.faults, args.expect_faults, "faults seen to act");
+  floor(t.data.sections, args.expect_sections, "sections judged from the storage");
+  floor(t.renewals_under_faults, args.expect_renewals, "renewals while a fault acted");
+  floor(t.extends_under_faults, args.expect_extends, "extends while a fault acted");
+  floor(t.semaphore_full, args.expect_full, "semaphore windows begun full");
+  floor(t.reads_shared, args.expect_reads_shared, "reads shared");
+  floor(t.fifo_pairs, args.expect_fifo, "fair pairs judged");
+  floor(t.failovers, args.expect_failovers, "failovers");
+  floor(t.reentries, args.expect_reentries, "re-entries");
+}
+
+}  // namespace
+
 BOOST_AUTO_TEST_CASE(nemesis_safe) {
   auto args = parse();
+  if (!args.sum_figures.empty()) {  // fault_floors: the whole run's figures
+    tally sum;
+    std::size_t found = 0;
+    std::error_code ec;
+    for (auto& f : std::filesystem::directory_iterator(args.sum_figures, ec)) {
+      std::ifstream in(f.path());
+      sum.read(in);
+      ++found;
+    }
+    if (found < args.parts) {
+      std::cout << "fault_floors: SKIPPED (" << found << " of " << args.parts << " nemesis runs wrote figures)"
+                << std::endl;
+      return;
+    }
+    std::cout << "the whole run (" << found << " nemesis tests):" << std::endl;
+    sum.print(std::cout);
+    BOOST_TEST(sum.violations == 0u);
+    judge_floors(sum, args);
+    return;
+  }
   auto start = steady::now();
   std::optional<steady::time_point> until;
   if (args.minutes)
@@ -215,19 +271,10 @@ BOOST_AUTO_TEST_CASE(nemesis_safe) {
     }
     BOOST_TEST(r.violations() == 0u, "seed " << seed << ": " << r.violations() << " violations");
   }
-  BOOST_TEST(totals.acquisitions >= args.expect_acquisitions,
-             "only " << totals.acquisitions << " acquisitions checked, expected " << args.expect_acquisitions);
-  BOOST_TEST(totals.faults >= args.expect_faults,
-             "only " << totals.faults << " faults seen to act, expected " << args.expect_faults);
-  auto floor = [](std::size_t got, std::size_t want, const char* what) {
-    BOOST_TEST(got >= want, "only " << got << " " << what << ", expected " << want);
-  };
-  floor(totals.data.sections, args.expect_sections, "sections judged from the storage");
-  floor(totals.renewals_under_faults, args.expect_renewals, "renewals while a fault acted");
-  floor(totals.extends_under_faults, args.expect_extends, "extends while a fault acted");
-  floor(totals.semaphore_full, args.expect_full, "semaphore windows begun full");
-  floor(totals.reads_shared, args.expect_reads_shared, "reads shared");
-  floor(totals.fifo_pairs, args.expect_fifo, "fair pairs judged");
-  floor(totals.failovers, args.expect_failovers, "failovers");
-  floor(totals.reentries, args.expect_reentries, "re-entries");
+  judge_floors(totals, args);
+  if (!args.write_figures.empty()) {
+    std::filesystem::create_directories(std::filesystem::path(args.write_figures).parent_path());
+    std::ofstream out(args.write_figures);
+    totals.write(out);
+  }
 }

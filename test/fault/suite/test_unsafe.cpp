@@ -434,6 +434,8 @@ BOOST_AUTO_TEST_CASE(master_clocks_just_inside_the_drift_allowance) {
   contest r;
   // 0.8% fast: the keys live 9921 ms, the window 9898 ms minus the round.
   auto ops = drift_edge(c, nullptr, [&] { for (std::size_t i = 0; i < 3; ++i) c.clock(i)->set_rate(1.008); }, r);
+  // B got in once A's keys expired: the edge was reached, not avoided.
+  BOOST_TEST(r.second_acquired, "the second client never got in: the edge was not reached");
   expect_clean("every master clock 0.8% fast (allowance 1%): exclusion", check_exclusion(ops));
 }
 
@@ -449,6 +451,7 @@ BOOST_AUTO_TEST_CASE(client_clock_just_inside_the_drift_allowance) {
   contest r;
   auto clk = std::make_shared<drift_clock>();
   auto ops = drift_edge(c, clk, [&] { clk->set_rate(0.992); }, r);
+  BOOST_TEST(r.second_acquired, "the second client never got in: the edge was not reached");
   expect_clean("holder's clock 0.8% slow (allowance 1%): exclusion", check_exclusion(ops));
 }
 
@@ -540,6 +543,7 @@ BOOST_AUTO_TEST_CASE(safe_n5_holder_of_1_2_3_and_master_3_restarts_from_its_aof)
 BOOST_AUTO_TEST_CASE(safe_n5_holder_of_1_2_3_and_master_3_restarts_empty_after_the_ttl) {
   contest r;
   auto ops = five_masters_two_views(restart_of_master_3::delayed_empty, r);
+  BOOST_TEST(r.second_acquired, "B never reached {3, 4, 5} after A's TTL");
   expect_clean("N=5, A on {1,2,3}, master 3 back empty after the TTL: exclusion", check_exclusion(ops));
 }
 

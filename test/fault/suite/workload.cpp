@@ -627,15 +627,21 @@ asio::awaitable<void> workload::probe_key(std::size_t c, const lock& l, std::siz
   p.invoke = steady::now();
   auto pid = history_.invoke(p);
   auto ex = co_await asio::this_coro::executor;
+  // A reading after the holder's deadline judges nothing: wait no longer
+  // (the holder's plan goes on), and let the probe skip it if still queued.
+  auto until = to_steady(p.clock, l.valid_until());
+  auto limit = std::clamp(std::chrono::duration_cast<milliseconds>(until - steady::now()), milliseconds(5),
+                          milliseconds(3000));
   auto got = co_await guarded<std::vector<master_view>>(
       [&](auto h) {
-        probe_->submit(key, l.token(), hash, [ex, h](std::vector<master_view> v) mutable {
-          asio::post(ex, [h, v]() mutable { h(std::move(v)); });
-        });
+        probe_->submit(
+            key, l.token(), hash,
+            [ex, h](std::vector<master_view> v) mutable { asio::post(ex, [h, v]() mutable { h(std::move(v)); }); },
+            until);
       },
-      milliseconds(3000));
+      limit);
   if (!got.value) {
-    history_.complete(pid, got.at, outcome::unknown, "probe never answered");
+    history_.complete(pid, got.at, outcome::unknown, "no answer before the holder's deadline");
     co_return;
   }
   history_.update(pid, [&](op& o) { o.masters = std::get<0>(std::move(*got.value)); });
