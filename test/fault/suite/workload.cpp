@@ -305,7 +305,7 @@ void workload::run_worker(std::size_t c, std::size_t r) {
       auto lost_at = std::make_shared<std::atomic<long long>>(0);
       if (lease) {
         ao.ttl = uniform_ms(rng, options_.lease_ttl_min, options_.lease_ttl_max);
-        ao.renew = options_.election || std::bernoulli_distribution(0.5)(rng);  // a campaign always renews
+        ao.renew = options_.election || std::bernoulli_distribution(0.6)(rng);  // a campaign always renews
         // Some renewed leases are capped (max_hold), often before the
         // planned hold ends: renewal stops there and the lock is lost early.
         if (ao.renew && std::bernoulli_distribution(0.3)(rng)) ao.max_hold = uniform_ms(rng, ao.ttl / 2, ao.ttl * 3);

@@ -69,9 +69,9 @@ struct workload_options {
   bool grant_everyone = false;
   double overclaim = 0;
   /// Leases: the workers of the last `lease_resources` resources hold their
-  /// locks as leases instead of short critical sections: half with renew = true,
+  /// locks as leases instead of short critical sections: 60% with renew = true,
   /// held `lease_hold_min .. lease_hold_max` times the TTL (past it, so the
-  /// watchdog must renew); half with 2 to 5 explicit extends to TTLs of
+  /// watchdog must renew); the others with 2 to 5 explicit extends to TTLs of
   /// 0.25 .. 2 times the first one (shorter AND longer). The holder looks at
   /// valid_until() and lost() every `lease_look` while it holds, and the
   /// masters are read directly (lease_probe) after each extend and before the
