@@ -68,6 +68,11 @@ struct workload_options {
   /// its window `overclaim` (a fraction of it) longer than the library says.
   bool grant_everyone = false;
   double overclaim = 0;
+  /// TEST-ONLY, for the checkers of fairness and sets: mutex acquisitions
+  /// recorded as fair ones (a "fair" lock that keeps no order), and a name
+  /// recorded as asked for together that was never asked for.
+  bool claim_fair = false;
+  std::string phantom_name;
   /// Leases: the workers of the last `lease_resources` resources hold their
   /// locks as leases instead of short critical sections: 60% with renew = true,
   /// held `lease_hold_min .. lease_hold_max` times the TTL (past it, so the
