@@ -13,7 +13,7 @@ else()
 endif()
 
 install(DIRECTORY include/redlock DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT devel
-        PATTERN prometheus_observer.hpp EXCLUDE)
+        PATTERN prometheus_observer.hpp EXCLUDE PATTERN postgres_fenced_store.hpp EXCLUDE)
 install(FILES ${REDLOCK_GENERATED_INCLUDE}/redlock/version.hpp ${REDLOCK_GENERATED_INCLUDE}/redlock/export.hpp
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/redlock COMPONENT devel)
 install(TARGETS redlock EXPORT redlockTargets
@@ -28,6 +28,14 @@ if(TARGET redlock_prometheus)
           ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT devel
           LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT devel)
   install(EXPORT redlockPrometheusTargets NAMESPACE redlock:: DESTINATION ${REDLOCK_CMAKE_DIR} COMPONENT devel)
+endif()
+if(TARGET redlock_postgres)
+  install(FILES include/redlock/postgres_fenced_store.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/redlock
+          COMPONENT devel)
+  install(TARGETS redlock_postgres EXPORT redlockPostgresTargets
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT devel
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT devel)
+  install(EXPORT redlockPostgresTargets NAMESPACE redlock:: DESTINATION ${REDLOCK_CMAKE_DIR} COMPONENT devel)
 endif()
 configure_package_config_file(cmake/redlockConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/redlockConfig.cmake
@@ -93,5 +101,10 @@ set(CPACK_DEBIAN_PACKAGE_DEPENDS
     "libboost1.81-dev, libboost-url1.81-dev, libssl-dev, libhiredis-dev")
 if(TARGET redlock_prometheus)
   string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", prometheus-cpp-dev")
+endif()
+# A static libredlock-postgres needs libpq in the consumer's link (a shared
+# one: dpkg-shlibdeps finds libpq5).
+if(TARGET redlock_postgres AND REDLOCK_STATIC)
+  string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", libpq-dev")
 endif()
 include(CPack)

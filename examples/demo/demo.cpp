@@ -4,7 +4,9 @@
 //      only under the lock while one master is paused, killed and restarted;
 //      no update may be lost;
 //   2. fencing: a holder that stalls past its lease has its late write
-//      refused by the storage (redlock::fenced_store);
+//      refused by the storage (redlock::fenced_store), and, when PostgreSQL
+//      is installed, its late transaction refused by a server the demo
+//      starts (redlock::postgres_fenced_store);
 //   3. the `redlock` command: renewal, exit 75 when busy, status, and exit 70
 //      when the lease is lost because 3 of 5 masters stop answering.
 // Ends with a summary; exit status 0 only when every check passed.

@@ -8,7 +8,10 @@
 
 #include <hiredis/hiredis.h>
 
+#include <boost/asio/any_io_executor.hpp>
+
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -89,5 +92,8 @@ void sleep_for(std::chrono::milliseconds d);  // throws interrupted
 void mutual_exclusion(setup& s, report& r, int workers, double seconds);
 void fencing(setup& s, report& r);
 void command_line(setup& s, report& r, const std::string& cli_path);
+// Part 2's holders again, with PostgreSQL as the storage (when installed).
+void fencing_in_postgres(report& r, const boost::asio::any_io_executor& executor, const std::string& resource,
+                         std::uint64_t token_a, std::uint64_t token_b);
 
 }  // namespace demo

@@ -2,7 +2,8 @@
 // Part 2: fencing. Holder A takes a fenced lock with a short TTL and stalls
 // past its lease (as in a GC pause or a SIGSTOP); B takes the lock with a
 // larger token and writes; A wakes up and writes with its old token. The
-// storage (redlock::fenced_store) must refuse A's write.
+// storage (redlock::fenced_store) must refuse A's write; then the same in
+// PostgreSQL (fencing_postgres.cpp), when it is installed.
 #include "demo.hpp"
 
 #include <redlock/redlock.hpp>
@@ -66,7 +67,6 @@ void fencing(setup& s, report& r) {
             << " ms after its lease ended and sends the write it prepared\n";
   auto a_result = try_write(storage, resource, token_a, data_key, "late write by A");
   std::cout << "A: writes with token " << token_a << ": " << outcome(a_result) << "\n";
-  process_b.release(b);
 
   auto stored = plain_redis(s.storage).get(data_key);
   std::cout << "storage holds: \"" << stored << "\"\n";
@@ -74,6 +74,14 @@ void fencing(setup& s, report& r) {
           "fencing: B's token " + std::to_string(token_b) + " > A's token " + std::to_string(token_a));
   r.check(!b_result && a_result == redlock::errc::stale_token && stored == "written by B",
           "fencing: A's stale write (token " + std::to_string(token_a) + ") refused, B's write kept");
+  try {
+    fencing_in_postgres(r, process_a.async().get_executor(), resource, token_a, token_b);
+  } catch (const interrupted&) {
+    throw;
+  } catch (const std::exception& e) {
+    r.check(false, std::string("fencing in PostgreSQL: stopped by an error: ") + e.what());
+  }
+  process_b.release(b);
 }
 
 }  // namespace demo

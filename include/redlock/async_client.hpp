@@ -11,6 +11,8 @@
 #include <redlock/error.hpp>
 #include <redlock/lock.hpp>
 #include <redlock/options.hpp>
+#include <redlock/signatures.hpp>
+#include <redlock/status.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
@@ -31,58 +33,15 @@ namespace detail {
 class client_impl;
 }
 
-/// What a lock's key holds on one master.
-enum class key_content {
-  free,     ///< no key
-  mutex,    ///< a mutex: `node_status::token` is the holder's token
-  owners,   ///< a reentrant or fair lock: `node_status::owners` hold it
-  foreign,  ///< someone else's data under the lock's name (`foreign_type`); never touched
-  semaphore,  ///< a semaphore in use: `node_status::permits` and `permit_holds`
-  rwlock,     ///< a read-write lock: `owners` are its holds, 'r:<token>' (readers) or 'w:<token>' (the writer)
-};
-
-/// One owner of a reentrant or fair lock on one master.
-struct owner_hold {
-  std::string owner;        ///< the owner field, "<client id>:<owner>"
-  std::uint64_t count = 0;  ///< how many times it entered
-};
-
-/// One held permit of a semaphore on one master.
-struct permit_hold {
-  unsigned permit = 0;                 ///< the slot, 0 to permits - 1
-  std::string token;                   ///< its holder's token
-  std::chrono::milliseconds pttl{-2};  ///< as PTTL
-  std::optional<std::uint64_t> fence;  ///< the slot's fence counter, if any
-  std::string description;             ///< the holder's acquire_options::description, if it gave one
-};
-
-/// One master's view of a lock (async_client::async_status).
-struct node_status {
-  std::string node;                 ///< URI without the password
-  boost::system::error_code error;  ///< set when the master did not answer (the rest is then empty)
-  key_content content = key_content::free;
-  std::string token;                   ///< content == mutex: the holder's token
-  std::vector<owner_hold> owners;      ///< content == owners: who holds it
-  std::string foreign_type;            ///< content == foreign: the key's Redis type ("list", "hash", ...)
-  std::chrono::milliseconds pttl{-2};  ///< as PTTL: -2 no key, -1 no expiry
-  std::optional<std::uint64_t> fence;  ///< the fence counter, if any
-  std::vector<std::string> waiters;    ///< fair locks: the queued owner fields, in order
-  std::string description;             ///< the holder's acquire_options::description, if it gave one
-  std::optional<unsigned> permits;        ///< content == semaphore: its number of permits
-  std::vector<permit_hold> permit_holds;  ///< content == semaphore: the slots held, in slot order
-};
-
-/// "free", "mutex", "owners", "foreign", "semaphore", "rwlock": for logs and machine-readable output.
-REDLOCK_EXPORT std::string_view key_content_name(key_content c) noexcept;
-
 /// The asynchronous client: one connection per master on the given
 /// executor; thread-safe to call from any thread.
 class REDLOCK_EXPORT async_client {
  public:
   using executor_type = boost::asio::any_io_executor;
-  using acquire_signature = void(boost::system::error_code, lock);
-  using done_signature = void(boost::system::error_code);
-  using status_signature = void(boost::system::error_code, std::vector<node_status>);
+  using acquire_signature = redlock::acquire_signature;
+  using done_signature = redlock::done_signature;
+  using status_signature = redlock::status_signature;
+  using leader_signature = redlock::leader_signature;
 
   /// Validates the options (throws redlock::error naming the bad one) and
   /// prepares one connection per master. Connections are opened lazily; an
@@ -169,6 +128,16 @@ class REDLOCK_EXPORT async_client {
         std::move(l));
   }
 
+  /// Who leads `name` now: one read of every master (async_status), judged
+  /// by redlock::leader_of. Completes with no leader when none holds a
+  /// quorum with a proclaimed epoch; with the error when the read failed.
+  template <typename Token = boost::asio::deferred_t>
+  auto async_leader(std::string name, Token&& token = boost::asio::deferred_t{}) {
+    return boost::asio::async_initiate<Token, leader_signature>(
+        [this](auto handler, std::string n) { start_leader(std::move(n), std::move(handler)); }, token,
+        std::move(name));
+  }
+
   /// Calls `on_change` (on the client's executor) with who leads `name` now,
   /// then on every change: a new leader (with its epoch), none. Changes are
   /// pushed by the campaigns and resignations on the masters' channels; a
@@ -209,6 +178,7 @@ class REDLOCK_EXPORT async_client {
   void start_campaign(std::string name, acquire_options opts,
                       boost::asio::any_completion_handler<acquire_signature> handler);
   void start_resign(lock l, boost::asio::any_completion_handler<done_signature> handler);
+  void start_leader(std::string name, boost::asio::any_completion_handler<leader_signature> handler);
 
   std::shared_ptr<detail::client_impl> impl_;
 };

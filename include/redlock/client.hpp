@@ -61,6 +61,10 @@ class REDLOCK_EXPORT client {
   void resign(const lock& leadership);
   /// Who leads `name` now (one read of every master; redlock::leader_of).
   std::optional<leader_info> leader(const std::string& name);
+  /// The same three reporting failure through `ec` (an empty lock, no leader).
+  lock campaign(const std::string& name, const acquire_options& opts, boost::system::error_code& ec);
+  void resign(const lock& leadership, boost::system::error_code& ec);
+  std::optional<leader_info> leader(const std::string& name, boost::system::error_code& ec);
 
   /// acquire() wrapped in a guard that releases when it goes out of scope.
   guard lock_guard(const std::string& name, const acquire_options& opts = {});
@@ -69,8 +73,8 @@ class REDLOCK_EXPORT client {
   async_client& async() noexcept;
 
  private:
-  // Each waits for the async operation on the I/O thread; none throws but
-  // for a call from that thread. `message`: why a check failed; `report`:
+  // Each waits for the async operation on the I/O thread (one bridge:
+  // client.cpp, wait_for); none throws but for a call from that thread. `message`: why a check failed; `report`:
   // the caller's acquire_options::report, or one made for the exception.
   std::pair<boost::system::error_code, lock> wait_acquire(const std::string& name, const acquire_options& given,
                                                           std::string& message,
@@ -78,6 +82,8 @@ class REDLOCK_EXPORT client {
   boost::system::error_code wait_release(const lock& l);
   boost::system::error_code wait_extend(const lock& l, milliseconds ttl, std::string& message);
   std::pair<boost::system::error_code, std::vector<node_status>> wait_status(const std::string& name);
+  lock wait_campaign(const std::string& name, const acquire_options& given, boost::system::error_code& ec,
+                     std::string& message, std::shared_ptr<acquire_report>& report);
 
   struct io_thread;
   std::unique_ptr<io_thread> io_;

@@ -46,12 +46,12 @@ enum class errc {
   shutting_down,     ///< the client is being destroyed
   // ---- storage side of fencing ----
   stale_token,       ///< fenced_store: a newer token was already seen; nothing written
-  // ---- added in 0.2 (kept after the others: values are stable) ----
+  // ---- added later: appended, so that the values above never change ----
   unfenced_hold,     ///< a fenced re-entry of a hold taken without a fencing token: it has none to give
-  // ---- added in 0.3 ----
   permits_mismatch,  ///< a semaphore in use with another number of permits (nothing taken)
   upgrade_refused,   ///< a write asked by an owner holding a read of the same lock: it would wait for itself
   bad_database,      ///< the master refused SELECT of the URI's database (no such index, or not allowed)
+  serialization_failure,  ///< postgres_fenced_store: the database aborted the transaction (SQLSTATE 40001, 40P01); nothing committed, run it again
 };
 
 REDLOCK_EXPORT const boost::system::error_category& category() noexcept;
@@ -67,7 +67,8 @@ enum class condition {
                          ///< name holds someone else's data), unfenced_hold,
                          ///< permits_mismatch, upgrade_refused
   contended,             ///< someone else holds it, or the quorum came too late: wait or give up
-                         ///< (not_acquired, validity_expired)
+                         ///< (not_acquired, validity_expired); or a database transaction lost a
+                         ///< race with another one: run it again (serialization_failure)
   node_failure,          ///< masters unreachable, slow or refusing service (timeout, not_connected,
                          ///< connection_lost, auth_failed, bad_database, out_of_memory, read_only,
                          ///< server_error, ...)

@@ -65,6 +65,9 @@ class REDLOCK_EXPORT fenced_store {
   /// Blocking form, for callers that are not on the executor's thread (for
   /// example with redlock::client's executor). Throws redlock::error.
   void write(const std::string& resource, std::uint64_t token, const std::string& key, const std::string& value);
+  /// The same, reporting failure (errc::stale_token among others) through `ec`.
+  void write(const std::string& resource, std::uint64_t token, const std::string& key, const std::string& value,
+             boost::system::error_code& ec);
 
   /// Key holding the highest token seen for `resource`.
   static std::string seen_key(const std::string& resource);

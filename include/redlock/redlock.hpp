@@ -15,4 +15,6 @@
 #include <redlock/node_uri.hpp>
 #include <redlock/observer.hpp>
 #include <redlock/options.hpp>
+#include <redlock/signatures.hpp>
+#include <redlock/status.hpp>
 #include <redlock/version.hpp>

@@ -9,6 +9,8 @@
 #include "locks/operations.hpp"
 
 #include <boost/asio/append.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/associated_executor.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -126,6 +128,16 @@ void async_client::start_resign(lock l, asio::any_completion_handler<done_signat
   dispatch_on_strand(impl_->strand, [impl = impl_, s = detail::lock_access::state(l), h = std::move(handler)]() mutable {
     detail::start_resign(std::move(impl), std::move(s), std::move(h));
   });
+}
+
+void async_client::start_leader(std::string name, asio::any_completion_handler<leader_signature> handler) {
+  // The status read's completion hands over to the caller's executor.
+  auto ex = asio::get_associated_executor(handler, impl_->executor);
+  start_status(std::move(name),
+               asio::bind_executor(ex, [h = std::move(handler), quorum = quorum()](
+                                           boost::system::error_code ec, std::vector<node_status> views) mutable {
+                 std::move(h)(ec, ec ? std::nullopt : leader_of(views, quorum));
+               }));
 }
 
 observation async_client::observe(std::string name, std::function<void(const std::optional<leader_info>&)> on_change,

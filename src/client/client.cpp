@@ -8,6 +8,7 @@
 #include <boost/asio/post.hpp>
 
 #include <future>
+#include <tuple>
 #include <sstream>
 #include <thread>
 
@@ -86,6 +87,18 @@ namespace {
 
 }  // namespace
 
+namespace {
+// The one blocking bridge: starts an operation of the async client (on its
+// I/O thread) with a handler that hands its results to the waiting thread.
+template <typename... Results, typename Initiate>
+std::tuple<Results...> wait_for(Initiate&& initiate) {
+  std::promise<std::tuple<Results...>> result;
+  auto f = result.get_future();
+  initiate([&result](Results... r) { result.set_value(std::tuple<Results...>(std::move(r)...)); });
+  return f.get();
+}
+}  // namespace
+
 std::pair<error_code, lock> client::wait_acquire(const std::string& name, const acquire_options& given,
                                                  std::string& message, std::shared_ptr<acquire_report>& report) {
   io_->check_not_io_thread();
@@ -104,18 +117,13 @@ std::pair<error_code, lock> client::wait_acquire(const std::string& name, const 
   }
   if (!opts.report) opts.report = std::make_shared<acquire_report>();
   report = opts.report;
-  std::promise<std::pair<error_code, lock>> result;
-  auto f = result.get_future();
-  async_->async_acquire(name, opts, [&result](error_code ec, lock l) { result.set_value({ec, std::move(l)}); });
-  return f.get();
+  auto [ec, l] = wait_for<error_code, lock>([&](auto done) { async_->async_acquire(name, opts, std::move(done)); });
+  return {ec, std::move(l)};
 }
 
 error_code client::wait_release(const lock& l) {
   io_->check_not_io_thread();
-  std::promise<error_code> result;
-  auto f = result.get_future();
-  async_->async_release(l, [&result](error_code ec) { result.set_value(ec); });
-  return f.get();
+  return std::get<0>(wait_for<error_code>([&](auto done) { async_->async_release(l, std::move(done)); }));
 }
 
 error_code client::wait_extend(const lock& l, milliseconds ttl, std::string& message) {
@@ -126,46 +134,70 @@ error_code client::wait_extend(const lock& l, milliseconds ttl, std::string& mes
       return bad.code;
     }
   }
-  std::promise<error_code> result;
-  auto f = result.get_future();
-  async_->async_extend(l, ttl, [&result](error_code ec) { result.set_value(ec); });
-  return f.get();
+  return std::get<0>(wait_for<error_code>([&](auto done) { async_->async_extend(l, ttl, std::move(done)); }));
 }
 
 std::pair<error_code, std::vector<node_status>> client::wait_status(const std::string& name) {
   io_->check_not_io_thread();
-  std::promise<std::pair<error_code, std::vector<node_status>>> result;
-  auto f = result.get_future();
-  async_->async_status(name, [&result](error_code ec, std::vector<node_status> s) {
-    result.set_value({ec, std::move(s)});
-  });
-  return f.get();
+  auto [ec, views] = wait_for<error_code, std::vector<node_status>>(
+      [&](auto done) { async_->async_status(name, std::move(done)); });
+  return {ec, std::move(views)};
 }
 
 lock client::campaign(const std::string& name, const acquire_options& given) {
+  error_code ec;
+  std::string message;
+  std::shared_ptr<acquire_report> report;
+  auto l = wait_campaign(name, given, ec, message, report);
+  if (ec && !message.empty()) throw_error(ec, message);
+  if (ec) throw_not_acquired(ec, name, std::move(report));
+  return l;
+}
+
+lock client::campaign(const std::string& name, const acquire_options& given, error_code& ec) {
+  std::string message;
+  std::shared_ptr<acquire_report> report;
+  return wait_campaign(name, given, ec, message, report);
+}
+
+lock client::wait_campaign(const std::string& name, const acquire_options& given, error_code& ec,
+                           std::string& message, std::shared_ptr<acquire_report>& report) {
   io_->check_not_io_thread();
   auto opts = given;
   opts.fenced = opts.renew = true;
-  if (auto bad = detail::check_acquire(name, opts, async_->options().node_timeout)) throw_error(bad.code, bad.message);
-  std::promise<std::pair<error_code, lock>> result;
-  auto f = result.get_future();
-  async_->async_campaign(name, opts, [&result](error_code ec, lock l) { result.set_value({ec, std::move(l)}); });
-  auto [ec, l] = f.get();
-  if (ec == errc::validity_expired) ec = make_error_code(errc::not_acquired);
-  if (ec) throw_not_acquired(ec, name, opts.report);
-  return std::move(l);
+  if (auto bad = detail::check_acquire(name, opts, async_->options().node_timeout)) {
+    ec = bad.code;
+    message = bad.message;
+    return lock{};
+  }
+  if (!opts.report) opts.report = std::make_shared<acquire_report>();
+  report = opts.report;
+  auto [result, l] =
+      wait_for<error_code, lock>([&](auto done) { async_->async_campaign(name, opts, std::move(done)); });
+  // A refusal that was not retried into success reads as "not acquired".
+  ec = result == errc::validity_expired ? make_error_code(errc::not_acquired) : result;
+  return ec ? lock{} : std::move(l);
 }
 
 void client::resign(const lock& leadership) {
+  error_code ec;
+  resign(leadership, ec);
+  if (ec) throw_error(ec, "resign '" + (leadership ? leadership.name() : std::string()) + "'");
+}
+
+void client::resign(const lock& leadership, error_code& ec) {
   io_->check_not_io_thread();
-  std::promise<error_code> result;
-  auto f = result.get_future();
-  async_->async_resign(leadership, [&result](error_code ec) { result.set_value(ec); });
-  if (auto ec = f.get()) throw_error(ec, "resign '" + leadership.name() + "'");
+  ec = std::get<0>(wait_for<error_code>([&](auto done) { async_->async_resign(leadership, std::move(done)); }));
 }
 
 std::optional<leader_info> client::leader(const std::string& name) {
   return leader_of(status(name), async_->quorum());
+}
+
+std::optional<leader_info> client::leader(const std::string& name, error_code& ec) {
+  auto views = status(name, ec);
+  if (ec) return std::nullopt;
+  return leader_of(views, async_->quorum());
 }
 
 std::optional<lock> client::try_acquire(const std::string& name, const acquire_options& given) {

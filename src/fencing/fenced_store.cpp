@@ -110,11 +110,17 @@ void fenced_store::start_write(std::string resource, std::uint64_t token, std::s
 
 void fenced_store::write(const std::string& resource, std::uint64_t token, const std::string& key,
                          const std::string& value) {
+  error_code ec;
+  write(resource, token, key, value, ec);
+  if (ec) throw error(ec, "fenced write of '" + key + "' with token " + std::to_string(token) + ": " + ec.message());
+}
+
+void fenced_store::write(const std::string& resource, std::uint64_t token, const std::string& key,
+                         const std::string& value, error_code& ec) {
   std::promise<error_code> result;
   auto f = result.get_future();
-  async_write(resource, token, key, value, [&result](error_code ec) { result.set_value(ec); });
-  if (auto ec = f.get())
-    throw error(ec, "fenced write of '" + key + "' with token " + std::to_string(token) + ": " + ec.message());
+  async_write(resource, token, key, value, [&result](error_code e) { result.set_value(e); });
+  ec = f.get();
 }
 
 std::string fenced_store::seen_key(const std::string& resource) { return detail::keys::fence_seen(resource); }

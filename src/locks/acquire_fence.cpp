@@ -40,29 +40,22 @@ void acquire_op::start_raise(const quorum_round& acquired) {
 }
 
 void acquire_op::on_raised(const quorum_round& acquired, const quorum_round& raise, std::uint64_t token_value) {
-  if (phase_ == phase::done) return;
-  error_code why;
-  if (raise.succeeded()) {
-    // The token is only as good as the time left: the whole acquisition,
-    // raise round included, must fit in the validity window.
-    if (enough_validity(options_.ttl, raise.decided_at() - acquired.started_at(), client_->options.drift_factor,
-                        options_.min_validity)) {
-      if (cancelled()) return abandon_attempt({}, may_hold(acquired));
-      return this->acquired(acquired, token_value);
-    }
-    why = errc::validity_expired;
-  } else {
-    why = raise.failure();
-    if (!why) why = errc::not_acquired;
-    // The report shows where the raise failed (the lock was taken there).
-    if (options_.report)
-      for (std::uint32_t i = 0; i < raise.outcomes().size() && i < last_round_.size(); ++i)
-        if (raise.outcomes()[i].error) {
-          last_round_[i].state = raise.outcomes()[i].state;
-          last_round_[i].error = raise.outcomes()[i].error;
-        }
-  }
-  abandon_attempt(why, may_hold(acquired));
+  if (fsm_.done()) return;
+  auto e = event(acquire_event::type::fence_raised);
+  // The token is only as good as the time left: the whole acquisition,
+  // raise round included, must fit in the validity window.
+  bool in_time = raise.succeeded() && enough_validity(options_.ttl, raise.decided_at() - acquired.started_at(),
+                                                      client_->options.drift_factor, options_.min_validity);
+  e.round = {in_time, raise.succeeded(), raise.failure(), 0, acquired.started_at()};
+  if (in_time) raised_fence_ = token_value;
+  // The report shows where the raise failed (the lock was taken there).
+  if (!raise.succeeded() && options_.report)
+    for (std::uint32_t i = 0; i < raise.outcomes().size() && i < last_round_.size(); ++i)
+      if (raise.outcomes()[i].error) {
+        last_round_[i].state = raise.outcomes()[i].state;
+        last_round_[i].error = raise.outcomes()[i].error;
+      }
+  decide_on(acquired, e);
 }
 
 }  // namespace redlock::detail

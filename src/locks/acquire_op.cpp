@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// The acquisition loop of every lock kind (docs/algorithm.md, sections 2, 9
-// to 11): an attempt is one quorum round (plus the fence raise when fenced);
-// a failed attempt is released where it may have applied, then retried after
-// a jittered delay that a release announcement cuts short (acquire_wake.cpp),
-// until the wait or the attempts run out. The fence raise is in
-// acquire_fence.cpp, the entry point (and re-entries) in acquire_start.cpp,
-// the win and late grants in acquire_win.cpp.
+// The acquisition loop of every lock kind, driven by acquire_fsm
+// (docs/algorithm.md, sections 2, 9 to 15): an attempt is one quorum round
+// (plus the fence raise when fenced); a failed attempt is released where it
+// may have applied, then retried after a jittered delay that a release
+// announcement cuts short (acquire_wake.cpp), until the wait or the
+// attempts run out. The machine decides; this file sends, waits and tells
+// it what happened.
 #include "acquire_op.hpp"
 #include "adopt.hpp"
 #include "kinds.hpp"
@@ -21,35 +21,53 @@ namespace redlock::detail {
 
 namespace asio = boost::asio;
 using boost::system::error_code;
+using event_type = acquire_event::type;
+using action_type = acquire_action::type;
+
+acquire_terms acquire_op::terms_of(const client_impl& client, const acquire_options& options, bool together) {
+  acquire_terms t;
+  t.options = options;
+  t.quorum = client.quorum();
+  t.node_timeout = client.options.node_timeout;
+  // A mutex (or semaphore) acquisition that may wait goes on the masters'
+  // wake list when refused, so that a release wakes it alone (section 10).
+  // (Names held together have no wake list: their waiters retry on the timer.)
+  bool may_wait = options.max_attempts == 0 ? options.wait.count() > 0 : options.max_attempts > 1;
+  bool hash_kind = options.kind == lock_kind::reentrant || options.kind == lock_kind::fair;
+  t.listed_waiter = !hash_kind && may_wait && !together && !is_rw_kind(options.kind);
+  t.checks_key_type = options.kind == lock_kind::mutex && !options.fenced && !together;
+  return t;
+}
 
 void acquire_op::start() {
   auto slot = asio::get_associated_cancellation_slot(handler_);
   if (slot.is_connected()) {
     slot.assign([weak = weak_from_this(), strand = client_->strand](asio::cancellation_type) {
       asio::post(strand, [weak] {
-        if (auto self = weak.lock()) self->cancel();
+        if (auto self = weak.lock()) self->drive(self->event(event_type::cancelled));
       });
     });
   }
   started_ = std::chrono::steady_clock::now();
-  wait_deadline_ = started_ + options_.wait;
-  // A mutex acquisition that may wait goes on the masters' wake list when
-  // refused, so that a release wakes it alone (section 10).
   bool may_wait = options_.max_attempts == 0 ? options_.wait.count() > 0 : options_.max_attempts > 1;
-  // (Names held together have no wake list: their waiters retry on the timer.)
-  if (!is_hash_kind() && may_wait && !holds_names_together() && !is_rw())
-    waiter_id_ = client_->client_id + ":" + std::to_string(client_->next_request_id++);
+  if (fsm_.terms().listed_waiter) waiter_id_ = client_->client_id + ":" + std::to_string(client_->next_request_id++);
   // A writer that may wait puts its mark up when refused, so that new
   // readers wait for it (section 15).
   if (options_.kind == lock_kind::write && may_wait)
     writer_mark_ = client_->client_id + ":" + std::to_string(client_->next_request_id++);
-  // Our own release of this lock listed us behind the waiter it woke:
-  // wait under that entry (section 10).
-  std::optional<client_impl::listing> listed;
-  if (options_.kind == lock_kind::mutex && !waiter_id_.empty()) listed = client_->claim_listing(key_);
-  if (listed) {
-    waiter_id_ = std::move(listed->entry.id);
-    queue_score_ = listed->entry.score;
+  auto e = event(event_type::started);
+  if (options_.kind == lock_kind::mutex && !waiter_id_.empty()) {
+    e.releaser_woke_waiter = client_->woke_waiter_just_now(key_);
+    // Our own release of this lock listed us behind the waiter it woke:
+    // wait under that entry (section 10), as after a round that joined the
+    // line. Listed on a quorum exactly when the release named a waiter on a
+    // quorum.
+    if (auto listed = client_->claim_listing(key_)) {
+      waiter_id_ = std::move(listed->entry.id);
+      queue_score_ = listed->entry.score;
+      e.listed_until = listed->sent_at + listed->entry.lapse / 2;
+      if (e.releaser_woke_waiter) client_->note_reasked(key_);
+    }
   }
   // Asking for a permit again at once: the slot we just gave back is the
   // one to try first, and the wake-up our release held back waits for that
@@ -60,42 +78,64 @@ void acquire_op::start() {
   // first attempt has even failed. Otherwise only once it has.
   // (Spelling the channel out costs an allocation: not when none is.)
   if (client_->listener->subscribed_any() && client_->listener->subscribed(release_channel())) watch_releases();
-  // Listed on a quorum exactly when the release named a waiter on a quorum.
-  if (listed && client_->woke_waiter_just_now(key_)) return wait_behind_woken(*listed);
-  attempt();
+  drive(e);
 }
 
-// In line behind the waiter our release woke, listed by that release on a
-// quorum: as after a round that joined the line (retry_or_fail), without
-// the round.
-void acquire_op::wait_behind_woken(const client_impl::listing& listed) {
-  client_->note_reasked(key_);
-  joined_line_ = true;
-  listed_until_ = listed.sent_at + listed.entry.lapse / 2;
-  phase_ = phase::attempting;
-  joins_line_ = true;
-  retry_or_fail(make_error_code(errc::not_acquired));
+acquire_event acquire_op::event(event_type what) const {
+  acquire_event e;
+  e.what = what;
+  e.now = client_->now();
+  e.real_now = std::chrono::steady_clock::now();
+  e.client_stopped = client_->stopped;
+  // Only the decisions that may wait need a delay (one draw each).
+  if (what == event_type::started || what == event_type::cleaned_up)
+    e.jittered_delay = client_->jittered(options_.retry_delay, options_.retry_jitter);
+  return e;
 }
 
-void acquire_op::attempt() {
-  if (client_->stopped) return complete(errc::shutting_down, {});
-  phase_ = phase::attempting;
-  // This client's release of the lock has just woken a waiter: a first
-  // attempt now would race that waiter for the masters' votes, and one of
-  // the two would fail (and clean up). Join the line behind it instead; a
-  // release names us in turn. Not an attempt: it cannot take the lock.
-  joins_line_ = attempts_ == 0 && !joined_line_ && options_.kind == lock_kind::mutex && !waiter_id_.empty() &&
-                client_->woke_waiter_just_now(key_);
-  joined_line_ = joined_line_ || joins_line_;
-  if (joins_line_) {
+void acquire_op::drive(acquire_event e) {
+  for (auto a = (fed_ = e.what, fsm_.resume(e));;) {
+    switch (a.what) {
+      case action_type::none: return;
+      case action_type::attempt: return send_attempt(a);
+      case action_type::raise_fence: return start_raise(*attempt_round_);
+      case action_type::hold:
+        if (fed_ == event_type::handed_over) return hold_handed();
+        return acquired(*attempt_round_, raised_fence_);
+      case action_type::clean_up:
+        if (fed_ == event_type::handed_over)
+          abandon_handed();
+        else
+          abandon_attempt(may_hold(*attempt_round_));
+        e = event(event_type::cleaned_up);
+        fed_ = e.what;
+        a = fsm_.resume(e);
+        continue;
+      case action_type::wait: return wait_for(a.delay);
+      case action_type::cancel_timer:
+        if (timer_) timer_->cancel();  // its completion is timer_fired
+        return;
+      case action_type::check_key_type:
+        // A plain SET NX cannot tell someone else's data from someone
+        // else's lock: the masters say what is under the name.
+        return check_key_types(client_, key_, [self = shared_from_this()](bool wrong_type) {
+          auto checked = self->event(event_type::key_type_checked);
+          checked.wrong_type = wrong_type;
+          self->drive(checked);
+        });
+      case action_type::complete: return complete(a.ec, {});
+    }
+  }
+}
+
+void acquire_op::send_attempt(const acquire_action& a) {
+  if (a.join_line_only) {
     watch_releases();  // it will wait: listen while the round runs
     // Seen asking again at once: the next such release lists us itself.
     client_->note_reasked(key_);
   }
-  if (!joins_line_) {
-    ++attempts_;
-    if (auto& obs = client_->options.observer) obs->on_acquire_attempt(name_, attempts_);
-  }
+  if (a.counted)
+    if (auto& obs = client_->options.observer) obs->on_acquire_attempt(name_, fsm_.attempts());
   if (!is_hash_kind()) token_ = client_->new_token();
   // A read-write hold is the field '<r|w>:<token>' of the lock's hash; a
   // set's token says it is one, so a release by it that names one name is
@@ -104,29 +144,22 @@ void acquire_op::attempt() {
   if (holds_names_together()) token_.insert(0, set_token_prefix);
   acquire_request req{options_.kind, key_, token_, options_.ttl, options_.fenced, false, queue_score_,
                       options_.queue_timeout};
-  req.join_line_only = joins_line_;
+  req.join_line_only = a.join_line_only;
   // Reentrant, fair: each master keeps the id of the request that took our
   // hold there, so that clean-ups of older requests cannot touch it.
   if (is_hash_kind()) req.hold_id = latest_request_ = client_->next_request_id++;
   req.may_be_handed = may_be_handed_the_lock();
-  // A woken mutex waiter that is still on a quorum of wake lists retries
-  // with the plain SET NX PX: the lock is the same key either way, and the
-  // script's only extra, listing it, is done. A release names it again
-  // while its entries live; the release of the hold it wins this way takes
-  // them down (mutex_release.lua). About a third of a contended section's
-  // script calls (redlock-bench contended).
-  plain_retry_ = !joins_line_ && woken_ && !waiter_id_.empty() && options_.kind == lock_kind::mutex &&
-                 !options_.fenced && !described() && client_->now() < listed_until_;
-  woken_ = false;
-  req.waiter = plain_retry_ ? std::string_view() : std::string_view(waiter_id_);
+  // A plain retry (acquire_fsm): the key alone, no listing.
+  req.waiter = a.plain ? std::string_view() : std::string_view(waiter_id_);
   req.description = options_.description;
   req.waiter_lapse = wake_list_lapse(options_, client_->options.node_timeout);
   req.keys = keys_;
   req.writer_mark = writer_mark_;
+  const unsigned attempt = fsm_.attempts();
   if (is_semaphore()) {
     req.permits = options_.permits;
     req.first_slot = first_slot_ =
-        attempts_ == 1 && retake_slot_ ? *retake_slot_ : client_->random_below(options_.permits);
+        attempt == 1 && retake_slot_ ? *retake_slot_ : client_->random_below(options_.permits);
   }
   std::uint64_t poll_id = req.may_be_handed ? req.hold_id : 0;
   auto round = acquire_round(client_, req, [self = shared_from_this(), poll_id](quorum_round& f) {
@@ -142,15 +175,15 @@ void acquire_op::attempt() {
   // that never answered a won attempt may have granted (acquired() leaves
   // the masters still to answer to this, rather than clean up at each win).
   if (!is_hash_kind())
-    round->on_late_reply([self = shared_from_this(), token = late_grant_token(token_.data(), token_.size()),
-                          attempt = attempts_, first_slot = first_slot_](std::uint32_t node, const node_outcome& said) {
+    round->on_late_reply([self = shared_from_this(), token = late_grant_token(token_.data(), token_.size()), attempt,
+                          first_slot = first_slot_](std::uint32_t node, const node_outcome& said) {
       bool unanswered = said.state == node_state::unknown && self->is_semaphore();
       if (said.state == node_state::locked || unanswered)
         self->on_late_grant(node, said, std::string_view(token.data(), token.size()), attempt, first_slot);
       // A refusal that comes after we stopped waiting put us back on that
       // master's wake list: leave it, or releases there would keep naming
       // us (and only us) until the entry lapsed.
-      if (said.state == node_state::refused && self->phase_ == phase::done)
+      if (said.state == node_state::refused && self->fsm_.done())
         leave_wake_list(self->client_, self->key_, self->waiter_id_, {node});
     });
   // A fair poll that fails is only followed by waiting in line: hear every
@@ -162,36 +195,15 @@ void acquire_op::attempt() {
 }
 
 void acquire_op::on_decided(quorum_round& f, std::uint64_t poll_id) {
-  if (phase_ == phase::done) return;  // a release handed us the lock while this poll was in flight
+  if (fsm_.done()) return;  // a release handed us the lock while this poll was in flight
   if (options_.report) last_round_ = node_results_of(f);
-  if (!waiter_id_.empty() && !plain_retry_) {
-    std::size_t refused = 0;
-    for (auto& o : f.outcomes()) refused += o.state == node_state::refused;
-    // Listed where it refused us, for the entry's lapse from the send time;
-    // a retry lands well inside the first half of it.
-    if (refused >= client_->quorum())
-      listed_until_ = f.started_at() + wake_list_lapse(options_, client_->options.node_timeout) / 2;
-  }
   bool won = f.decision().acquired(options_.ttl, client_->options.drift_factor, options_.min_validity);
   if (retake_slot_) {  // the first attempt of a permit asked for again at once
-    client_->permit_retake_decided(key_, won && !cancelled());
+    client_->permit_retake_decided(key_, won && !fsm_.cancelled());
     retake_slot_.reset();
   }
-  error_code why;
-  if (won) {
-    if (cancelled()) return abandon_attempt({}, may_hold(f));
-    if (is_semaphore()) won_choice_ = f.decision().winner();
-    if (!options_.fenced) return acquired(f, std::nullopt);
-    return start_raise(f);
-  }
-  if (f.succeeded()) {
-    why = errc::validity_expired;
-  } else {
-    why = f.failure();
-    if (!why) why = errc::not_acquired;
-  }
-  if (options_.kind == lock_kind::fair) queue_rank_ = rank_in_line(f);
-  if (may_be_handed_the_lock() && !cancelled()) {
+  if (won && is_semaphore()) won_choice_ = f.decision().winner();
+  if (!won && may_be_handed_the_lock() && !fsm_.cancelled()) {
     // The masters this poll won and those a release handed us the lock on
     // may make a quorum together (a master counts only if we have not
     // released there since this poll was sent).
@@ -199,16 +211,27 @@ void acquire_op::on_decided(quorum_round& f, std::uint64_t poll_id) {
       if (f.outcomes()[i].state == node_state::locked) handover_.poll_granted(i, poll_id, f.started_at());
     if (won_by_hand_over()) return;
   }
-  abandon_attempt(why, may_hold(f));
+  auto e = event(event_type::round_decided);
+  e.round = {won, f.succeeded(), f.failure(), 0, f.started_at()};
+  for (auto& o : f.outcomes()) e.round.refused += o.state == node_state::refused;
+  if (options_.kind == lock_kind::fair) e.queue_rank = rank_in_line(f);
+  decide_on(f, e);
 }
 
-// ---- failure, retry ------------------------------------------------------
-// Failed (or cancelled) attempt: release now on every master that did not
+void acquire_op::decide_on(const quorum_round& attempt, const acquire_event& e) {
+  // Held only while its actions are carried out: the round's callbacks hold
+  // this operation.
+  attempt_round_.reset(&attempt);
+  drive(e);
+  attempt_round_.reset();
+}
+
+// ---- failure, waiting ---------------------------------------------------
+// A failed (or cancelled) attempt is released on every master that did not
 // refuse it, including the ones that did not answer (their SET may still
-// apply; FIFO order on the connection puts our release after it). Then
-// retry or give up.
-void acquire_op::abandon_attempt(error_code why, std::vector<std::uint32_t> nodes) {
-  abandoned_attempt_ = attempts_;
+// apply; FIFO order on the connection puts our release after it).
+void acquire_op::abandon_attempt(std::vector<std::uint32_t> nodes) {
+  abandoned_attempt_ = fsm_.attempts();
   // Grants a release handed us are given back too.
   if (may_be_handed_the_lock()) {
     for (auto i : handover_.counted())
@@ -221,69 +244,19 @@ void acquire_op::abandon_attempt(error_code why, std::vector<std::uint32_t> node
     release_all_round(client_, keys_, token_, described(), [](quorum_round&) {})->start_on(nodes);
   else if (!holds_names_together())
     release_abandoned(client_, options_.kind, key_, token_, latest_request_, described(), nodes);
-  if (cancelled()) return complete(asio::error::operation_aborted, {});
-  retry_or_fail(why);
 }
 
-void acquire_op::retry_or_fail(error_code why) {
-  bool count_ok = options_.max_attempts == 0 ? options_.wait.count() > 0 : attempts_ < options_.max_attempts;
-  // Errors that retrying cannot fix end the wait at once.
-  bool permanent = why == errc::wrong_type || why == errc::auth_failed || why == errc::bad_database ||
-                   why == errc::permits_mismatch;
-  auto delay = fair_backoff(client_->jittered(options_.retry_delay, options_.retry_jitter), queue_rank_, options_);
-  if (options_.wait.count() > 0) {
-    auto remaining = wait_deadline_ - std::chrono::steady_clock::now();
-    if (remaining <= std::chrono::steady_clock::duration::zero()) count_ok = false;
-    delay = std::min(delay, std::chrono::duration_cast<std::chrono::milliseconds>(remaining));
-  }
-  // A round that only joined the line was no attempt: one real attempt
-  // follows, even when the wait ran out meanwhile.
-  if (joins_line_) count_ok = true;
-  if (!count_ok || permanent) return finish_failed(why);
+void acquire_op::wait_for(milliseconds delay) {
   watch_releases();
-  // Released while this attempt was in flight: its refusal may predate the
-  // release, so try again now rather than after the delay.
-  if (phase_ == phase::attempting_woken) delay = milliseconds(0);
-  // Joined the line behind a woken waiter: it has one node timeout to take
-  // the lock. If it never does (it died or gave up, or the masters named
-  // different waiters and so woke none), the lock is not left free for a
-  // whole retry delay; if it does, this try is refused and keeps us listed.
-  if (joins_line_) delay = std::min(delay, client_->options.node_timeout);
-  // A refused plain retry listed nothing: the wake-list entries it relied on
-  // live on only until listed_until_ (a release's listing of its own client
-  // for four node timeouts, far less than a retry delay). Try again (with
-  // the script, which lists it for its own lapse) before they lapse, or a
-  // release after that names no one and this waiter sleeps out its delay
-  // with the lock free.
-  if (plain_retry_) {
-    auto listed_for = std::chrono::duration_cast<milliseconds>(listed_until_ - client_->now());
-    delay = std::max(milliseconds(0), std::min(delay, listed_for));
-  }
   if (!timer_) timer_.emplace(client_->strand);
   timer_->expires_after(delay);
-  phase_ = phase::waiting;
-  timer_->async_wait([self = shared_from_this()](error_code) {
-    switch (self->phase_) {
-      case phase::done: return;  // handed the lock while waiting
-      case phase::cancelled: return self->complete(asio::error::operation_aborted, {});
-      default: return self->attempt();
-    }
-  });
-}
-
-// A plain SET NX cannot tell someone else's data from someone else's lock:
-// before reporting "not acquired", look at the key's type.
-void acquire_op::finish_failed(error_code why) {
-  if (why != errc::not_acquired || options_.kind != lock_kind::mutex || options_.fenced || holds_names_together())
-    return complete(why, {});
-  check_key_types(client_, key_, [self = shared_from_this(), why](bool wrong_type) {
-    self->complete(wrong_type ? make_error_code(errc::wrong_type) : why, {});
-  });
+  // Expired, or cut short by a release or a cancellation: the machine decides.
+  timer_->async_wait([self = shared_from_this()](error_code) { self->drive(self->event(event_type::timer_fired)); });
 }
 
 void acquire_op::complete(error_code ec, lock l) {
-  if (phase_ == phase::done) return;
-  phase_ = phase::done;
+  if (completed_) return;
+  completed_ = true;
   if (watch_id_) client_->listener->unwatch(channel_, watch_id_);
   // A fair waiter that gives up must not stay in the queue, nor keep a
   // hold a release handed it that it did not count; it passes the lock on.
@@ -297,7 +270,7 @@ void acquire_op::complete(error_code ec, lock l) {
   if (ec && !writer_mark_.empty())
     rw_release_round(client_, key_, token_, writer_mark_, false, [](quorum_round&) {})->start();
   if (auto& report = options_.report) {
-    report->attempts = attempts_;
+    report->attempts = fsm_.attempts();
     report->last_attempt = std::move(last_round_);
     // Named once, here: every round's results were kept unnamed (the sync
     // client asks for a report at every acquisition, and uses it only when
@@ -308,7 +281,7 @@ void acquire_op::complete(error_code ec, lock l) {
     using std::chrono::microseconds;
     auto now = std::chrono::steady_clock::now();
     acquire_outcome outcome{name_, options_.kind, ec, std::chrono::duration_cast<microseconds>(now - started_),
-                            attempts_};
+                            fsm_.attempts()};
     if (release_heard_) outcome.since_release = std::chrono::duration_cast<microseconds>(now - *release_heard_);
     obs->on_acquire_result(outcome);
   }

@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // One acquisition of a lock of any kind, from its first attempt to its
-// handler (docs/algorithm.md, sections 2, 9 to 15). The attempt, retry and
-// success steps are in acquire_op.cpp, the fence raise in acquire_fence.cpp,
-// the entry point in acquire_start.cpp; being woken by a release or handed
-// the lock by one, and cancellation, in acquire_wake.cpp.
+// handler (docs/algorithm.md, sections 2, 9 to 15): the I/O driver of
+// acquire_fsm, which makes every decision. The driver sends what the
+// machine asks for (attempts, clean-ups, the fence raise), runs its timer,
+// listens for releases, and tells the machine what happened: acquire_op.cpp
+// (the loop, attempts, clean-up, the end), acquire_fence.cpp (the raise),
+// acquire_win.cpp (a won attempt becomes a hold; late grants),
+// acquire_wake.cpp (release announcements, the fair hand-over,
+// cancellation); the entry point is acquire_start.cpp.
 #pragma once
 
+#include "acquire_fsm.hpp"
 #include "client_impl.hpp"
 #include "fair_handover.hpp"
 #include "hold.hpp"
@@ -40,7 +45,8 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
         queue_score_(waiter_score(asked_at)),
         handover_(client_->masters->size(), client_->quorum()),
         news_(client_->quorum()),
-        own_releases_before_(client_->own_releases_sent()) {}
+        own_releases_before_(client_->own_releases_sent()),
+        fsm_(terms_of(*client_, options_, !keys_.empty())) {}
 
   void start();
   /// This acquisition heads its owner's line for the name ('' for none):
@@ -48,15 +54,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   void heads_owner_line(std::string line) { owner_line_ = std::move(line); }
 
  private:
-  /// Where the operation is. Cancellation and release announcements are
-  /// remembered in it until the step in flight ends.
-  enum class phase : std::uint8_t {
-    attempting,        ///< an attempt's round (or its fence raise) is in flight
-    attempting_woken,  ///< ... and a release was announced meanwhile: if it fails, retry at once
-    waiting,           ///< on the retry timer between attempts (a release wakes it early)
-    cancelled,         ///< the caller cancelled: release what the step in flight took, then finish
-    done,              ///< the caller's handler has been called
-  };
+  static acquire_terms terms_of(const client_impl& client, const acquire_options& options, bool together);
 
   bool is_hash_kind() const { return options_.kind == lock_kind::reentrant || options_.kind == lock_kind::fair; }
   bool is_semaphore() const { return options_.kind == lock_kind::semaphore; }
@@ -66,7 +64,6 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   std::string held_key(const quorum_round& won) const;
   // This acquisition writes a holder description next to the lock.
   bool described() const { return !options_.description.empty(); }
-  bool cancelled() const { return phase_ == phase::cancelled; }
 
   // Not for fenced waiters: they draw their fence counter themselves.
   bool may_be_handed_the_lock() const { return options_.kind == lock_kind::fair && !options_.fenced; }
@@ -79,8 +76,13 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     std::string key{};  // the key held, when not key_ (a semaphore's slot)
   };
 
+  // the loop: one event in, the machine's actions carried out
+  acquire_event event(acquire_event::type what) const;
+  void drive(acquire_event e);
+  /// Drives `e`, about `attempt` (the round decided, or the one whose fence was raised).
+  void decide_on(const quorum_round& attempt, const acquire_event& e);
   // attempts
-  void attempt();
+  void send_attempt(const acquire_action& a);
   void on_decided(quorum_round& f, std::uint64_t poll_id);
   // The attempt's token, kept by its late-reply callback: inline, as the
   // callback is (a std::string of 32 characters would be on the heap).
@@ -90,13 +92,12 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   // the fair hand-over (acquire_wake.cpp)
   void on_handed(std::uint32_t node, std::uint64_t poll_id);
   bool won_by_hand_over();
+  void hold_handed();
   void abandon_handed();
   std::size_t rank_in_line(const quorum_round& f) const;
-  void wait_behind_woken(const client_impl::listing& listed);
-  // failure, retry
-  void abandon_attempt(boost::system::error_code why, std::vector<std::uint32_t> nodes);
-  void retry_or_fail(boost::system::error_code why);
-  void finish_failed(boost::system::error_code why);
+  // failure, waiting
+  void abandon_attempt(std::vector<std::uint32_t> nodes);
+  void wait_for(milliseconds delay);
   // fencing
   void start_raise(const quorum_round& acquired);
   void on_raised(const quorum_round& acquired, const quorum_round& raise, std::uint64_t token_value);
@@ -104,11 +105,9 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   void acquired(const quorum_round& f, std::optional<std::uint64_t> fence);
   void hold(win w);
   // wake-ups and cancellation (acquire_wake.cpp)
-  void wake();
   void watch_releases();
   std::string release_channel() const;
   bool named_by_release(std::string_view payload);
-  void cancel();
   // the end: the one place the handler is called
   void complete(boost::system::error_code ec, lock l);
 
@@ -127,26 +126,20 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   std::uint64_t latest_request_ = 0;  // reentrant/fair: the id of our latest request
   unsigned first_slot_ = 0;           // semaphore: where this attempt's candidates start
   std::optional<unsigned> retake_slot_;  // semaphore: the slot our release just gave back
-  std::optional<std::int32_t> won_choice_;
-  std::weak_ptr<lock_state> held_;  // what the winning attempt became (a late grant may outlive its release)  // semaphore: the candidate the winning attempt holds
+  std::optional<std::int32_t> won_choice_;  // semaphore: the candidate the winning attempt holds
+  std::weak_ptr<lock_state> held_;  // what the winning attempt became (a late grant may outlive its release)
   double queue_score_ = 0;
-  std::size_t queue_rank_ = 0;  // fair: waiters ahead of us at the last attempt
   handover_ledger handover_;    // fair: grants releases handed us
   release_news news_;           // mutex, reentrant: releases heard, per master
   std::uint64_t own_releases_before_;  // our own releases sent before we began are no news
-  phase phase_ = phase::attempting;
-  unsigned attempts_ = 0;
-  // The first round only joined the mutex's wake list (attempt()).
-  bool joins_line_ = false, joined_line_ = false;
+  acquire_fsm fsm_;
+  acquire_event::type fed_ = acquire_event::type::started;  // the event the machine's actions answer
+  boost::intrusive_ptr<const quorum_round> attempt_round_;   // the attempt being decided on (decide_on)
+  std::optional<std::uint64_t> raised_fence_;                // its token, once raised
+  std::optional<steady_time> handed_until_;                  // fair: the window a quorum of hand-overs vouches for
+  bool completed_ = false;
   unsigned abandoned_attempt_ = 0;  // the latest attempt that failed and was released
-  // Mutex waiters (docs/algorithm.md, section 10): a wake-up came since the
-  // last attempt; until when our wake-list entries, written by the last
-  // script attempt that a quorum refused, surely outlive a retry; whether
-  // the attempt in flight is a plain SET NX PX that relies on them.
-  bool woken_ = false;
-  steady_time listed_until_{};
-  bool plain_retry_ = false;
-  std::chrono::steady_clock::time_point started_, wait_deadline_;
+  std::chrono::steady_clock::time_point started_;
   std::optional<std::chrono::steady_clock::time_point> release_heard_;  // the last release a wake-up came from
   std::optional<boost::asio::steady_timer> timer_;
   std::string channel_;

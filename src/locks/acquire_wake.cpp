@@ -17,11 +17,11 @@ namespace redlock::detail {
 namespace asio = boost::asio;
 
 void acquire_op::on_handed(std::uint32_t node, std::uint64_t poll_id) {
-  if (phase_ == phase::done || !may_be_handed_the_lock()) return;
+  if (fsm_.done() || !may_be_handed_the_lock()) return;
   // A grant on terms from before we last released on that master: the
   // release may have run before or after ours there. Not counted; the next
   // poll finds out (and takes the lock there if it is ours).
-  if (!handover_.handed(node, poll_id)) return wake();
+  if (!handover_.handed(node, poll_id)) return drive(event(acquire_event::type::release_heard));
   if (!won_by_hand_over() && handover_.has_quorum()) {
     // A quorum, but too little validity left (the polls they name are
     // old). Poll again: the holds are ours, so that poll is granted there
@@ -30,21 +30,26 @@ void acquire_op::on_handed(std::uint32_t node, std::uint64_t poll_id) {
     // after they were counted (the nemesis caught this under a client
     // clock jump).
     handover_.forget({}, client_->next_request_id);
-    wake();
+    drive(event(acquire_event::type::release_heard));
   }
 }
 
+// A quorum of masters handed us the lock with validity left: the machine
+// decides (hold it, or, cancelled, give it back).
 bool acquire_op::won_by_hand_over() {
   auto held_for = std::min(options_.ttl, options_.queue_timeout);
   auto until = handover_.window_end(held_for, options_.ttl, client_->options.drift_factor);
   if (!until) return false;
   auto left = *until - client_->now();
   if (left <= options_.min_validity || left <= std::chrono::steady_clock::duration::zero()) return false;
-  if (cancelled()) {
-    abandon_handed();
-    complete(asio::error::operation_aborted, {});
-    return true;
-  }
+  handed_until_ = until;
+  drive(event(acquire_event::type::handed_over));
+  return true;
+}
+
+void acquire_op::hold_handed() {
+  if (timer_) timer_->cancel();  // waiting between polls: the machine is done
+  auto held_for = std::min(options_.ttl, options_.queue_timeout);
   // Made in place (a prvalue): moving a local small_vector here tripped a
   // false -Wstringop-overread in GCC 12's optimized build.
   auto handed_answers = [this] {
@@ -53,9 +58,8 @@ bool acquire_op::won_by_hand_over() {
       answers.push_back({handover_.counted_on(i) ? node_state::locked : node_state::pending, {}, {}});
     return answers;
   };
-  if (phase_ == phase::waiting) timer_->cancel();
-  hold({*until, std::nullopt, handed_answers(), held_for < options_.ttl ? fair_win::handed_short : fair_win::handed});
-  return true;
+  hold({*handed_until_, std::nullopt, handed_answers(),
+        held_for < options_.ttl ? fair_win::handed_short : fair_win::handed});
 }
 
 void acquire_op::abandon_handed() {
@@ -77,15 +81,6 @@ std::size_t acquire_op::rank_in_line(const quorum_round& f) const {
 }
 
 // ---- wake-ups (docs/algorithm.md, section 10) ------------------------------
-// Poll now: at once if we are between polls, else right after this one.
-void acquire_op::wake() {
-  woken_ = true;
-  if (phase_ == phase::waiting)
-    timer_->cancel();  // the timer's handler retries now
-  else if (phase_ == phase::attempting)
-    phase_ = phase::attempting_woken;
-}
-
 // Retry as soon as the holder releases, not after the whole delay: a
 // reentrant waiter once the release is known on a quorum, a mutex waiter
 // once a quorum of masters named it, a fair waiter when its client's
@@ -99,7 +94,7 @@ void acquire_op::watch_releases() {
   watch_id_ = client_->listener->watch(channel_, [weak = weak_from_this()](std::uint32_t node,
                                                                              std::string_view payload) {
     auto self = weak.lock();
-    if (!self || self->phase_ == phase::done) return;
+    if (!self || self->fsm_.done()) return;
     if (self->options_.kind == lock_kind::fair) {
       // '+<poll id> <field>': that master handed the lock to its head.
       if (payload.starts_with('+')) {
@@ -123,7 +118,7 @@ void acquire_op::watch_releases() {
       return;
     }
     self->release_heard_ = std::chrono::steady_clock::now();
-    self->wake();
+    self->drive(self->event(acquire_event::type::release_heard));
   });
 }
 
@@ -139,13 +134,6 @@ std::string acquire_op::release_channel() const {
 bool acquire_op::named_by_release(std::string_view payload) {
   auto token = token_naming(payload, waiter_id_);
   return !token.empty() && news_.heard(token);
-}
-
-void acquire_op::cancel() {
-  if (phase_ == phase::done) return;
-  bool was_waiting = phase_ == phase::waiting;
-  phase_ = phase::cancelled;
-  if (was_waiting) timer_->cancel();
 }
 
 }  // namespace redlock::detail

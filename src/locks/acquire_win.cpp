@@ -22,7 +22,7 @@ void acquire_op::acquired(const quorum_round& f, std::optional<std::uint64_t> fe
     if (f.outcomes()[i].state == node_state::refused) refused.push_back(i);
   // Won by a plain retry: every master may still list us; the release of
   // this hold takes the entries down, with no round of its own.
-  if (!plain_retry_) leave_wake_list(client_, key_, waiter_id_, refused);
+  if (!fsm_.plain_retry()) leave_wake_list(client_, key_, waiter_id_, refused);
   if (is_semaphore()) {
     // Masters that granted another slot, or may have without saying so (an
     // error, a deadline passed), give it back. Those still to answer are
@@ -57,7 +57,7 @@ void acquire_op::hold(win w) {
     state->wake_key = key_;
   }
   if (is_rw()) state->writer_mark = writer_mark_;
-  if (plain_retry_) state->listed_as = waiter_id_;
+  if (fsm_.plain_retry()) state->listed_as = waiter_id_;
   if (holds_names_together()) {
     state->names = names_;
     state->keys = keys_;
@@ -85,7 +85,7 @@ void acquire_op::on_late_grant(std::uint32_t node, const node_outcome& said, std
                                unsigned attempt, unsigned first_slot) {
   bool abandoned = attempt <= abandoned_attempt_;
   auto held = held_.lock();
-  bool let_go = abandoned || (phase_ == phase::done && (!held || held->released));
+  bool let_go = abandoned || (fsm_.done() && (!held || held->released));
   // Already taken care of: an abandoned attempt's clean-up and a hold's
   // release ran after the grant; a dropped hold's keys run to their TTL
   // (a handle gone without a release cannot be told from one released).

@@ -13,7 +13,7 @@
 #include "scripts/keys.hpp"
 #include "scripts/script.hpp"
 
-#include <redlock/async_client.hpp>
+#include <redlock/status.hpp>
 #include <redlock/error.hpp>
 
 #include <boost/asio/post.hpp>

@@ -7,13 +7,15 @@
 #include "locks/client_impl.hpp"
 #include "lease/lock_state.hpp"
 
-#include <redlock/async_client.hpp>
+#include <redlock/signatures.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
 
 namespace redlock::detail {
 
-using acquire_handler = boost::asio::any_completion_handler<async_client::acquire_signature>;
-using done_handler = boost::asio::any_completion_handler<async_client::done_signature>;
-using status_handler = boost::asio::any_completion_handler<async_client::status_signature>;
+using acquire_handler = boost::asio::any_completion_handler<acquire_signature>;
+using done_handler = boost::asio::any_completion_handler<done_signature>;
+using status_handler = boost::asio::any_completion_handler<status_signature>;
 
 /// `asked_at`: the caller's wall clock when it asked (a fair waiter's place in line).
 void start_acquire(std::shared_ptr<client_impl> client, std::string name, acquire_options options,

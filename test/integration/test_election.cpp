@@ -14,6 +14,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include <condition_variable>
+#include <future>
 #include <mutex>
 
 using namespace std::chrono_literals;
@@ -245,4 +246,33 @@ BOOST_AUTO_TEST_CASE(a_paused_then_killed_master_does_not_stop_the_election) {
   auto next = b.campaign("faulty", campaign_options(600ms, 2000ms));
   BOOST_TEST(*next.fence() > *lead.fence());
   b.resign(next);
+}
+
+// Parity: every blocking election call has an error_code& form, and the
+// async client reads the leader as the sync one does (async_leader).
+BOOST_AUTO_TEST_CASE(election_calls_report_through_error_codes_and_the_leader_reads_async) {
+  masters m(3);
+  redlock::client c(m.options());
+  boost::system::error_code ec;
+  BOOST_TEST(!c.leader("office", ec).has_value());
+  BOOST_TEST(!ec);
+  auto bad = c.campaign("office", {.ttl = 0ms}, ec);
+  BOOST_TEST(ec == errc::bad_ttl);
+  BOOST_TEST(!bad);
+  auto l = c.campaign("office", {.ttl = 5000ms}, ec);
+  BOOST_REQUIRE(!ec);
+  std::promise<std::pair<boost::system::error_code, std::optional<redlock::leader_info>>> read;
+  c.async().async_leader("office", [&](boost::system::error_code e, std::optional<redlock::leader_info> who) {
+    read.set_value({e, std::move(who)});
+  });
+  auto [read_ec, who] = read.get_future().get();
+  BOOST_TEST(!read_ec);
+  BOOST_REQUIRE(who.has_value());
+  BOOST_TEST(who->epoch == *l.fence());
+  BOOST_TEST(who->token == l.token());
+  c.resign(l, ec);
+  BOOST_TEST(!ec);
+  c.resign(l, ec);  // twice: no longer held
+  BOOST_TEST(ec == errc::not_held);
+  BOOST_TEST(eventually([&] { return !c.leader("office").has_value(); }));
 }

@@ -704,7 +704,9 @@ BOOST_AUTO_TEST_CASE(a_hand_over_held_on_is_confirmed_to_the_ttl) {
 BOOST_AUTO_TEST_CASE(a_hand_over_for_the_whole_ttl_still_writes_the_description) {
   masters m(3);
   auto stats = std::make_shared<redlock::counters>();
-  redlock::client holder(m.options()), waiter(counted(m, stats));
+  auto waiting_client = counted(m, stats);
+  waiting_client.node_timeout = 1000ms;  // its one poll must not time out on a loaded machine
+  redlock::client holder(m.options()), waiter(waiting_client);
   auto o = slow_polling_head(20000ms, 3000ms);  // queue timeout = ttl
   o.description = "the head, handed";
   auto got = handed_over(m, holder, waiter, "whole-ttl-handover", o);

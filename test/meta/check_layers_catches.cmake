@@ -15,4 +15,16 @@ execute_process(COMMAND ${CHECKER} ${tree} RESULT_VARIABLE rc OUTPUT_VARIABLE ou
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "check-layers should pass once every include points down (rc ${rc}):\n${out}")
 endif()
+# A public header counts as the layer that implements it: the locks layer
+# may not include the front end's <redlock/async_client.hpp>.
+file(WRITE "${tree}/locks/election.cpp" "// SPDX-License-Identifier: Apache-2.0\n#include <redlock/async_client.hpp>\n")
+execute_process(COMMAND ${CHECKER} ${tree} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+if(rc EQUAL 0 OR NOT out MATCHES "locks/election.cpp \\(layer locks\\) includes redlock/async_client.hpp")
+  message(FATAL_ERROR "check-layers should fail naming locks/election.cpp's public include (rc ${rc}):\n${out}")
+endif()
+file(WRITE "${tree}/locks/election.cpp" "// SPDX-License-Identifier: Apache-2.0\n#include <redlock/status.hpp>\n#include <redlock/error.hpp>\n")
+execute_process(COMMAND ${CHECKER} ${tree} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "check-layers should pass with public headers of layers below (rc ${rc}):\n${out}")
+endif()
 file(REMOVE_RECURSE "${WORK}/layers")

@@ -99,11 +99,11 @@ class lasting_forker {
   std::deque<std::packaged_task<pid_t()>> tasks_;
 };
 
+}  // namespace
+
 pid_t fork_from_lasting_thread(const std::function<void()>& in_child) {
   return lasting_forker::instance().fork(in_child);
 }
-
-}  // namespace
 
 std::uint16_t free_port() {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);

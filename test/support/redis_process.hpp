@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -86,6 +87,13 @@ class redis_process {
 
 // A loopback TCP port that was free a moment ago (bind to port 0, read, close).
 std::uint16_t free_port();
+
+// fork() on one thread that lasts as long as the process (a child that sets
+// PR_SET_PDEATHSIG dies with the thread that forked it, so not with a
+// short-lived one); the child runs `in_child`, then exits with 127 if that
+// returns (an exec that failed). Returns the child's pid, or -1. The child
+// may only make async-signal-safe calls.
+pid_t fork_from_lasting_thread(const std::function<void()>& in_child);
 
 // Sends one command (binary-safe arguments) on a blocking hiredis context.
 // The caller frees the reply with freeReplyObject; nullptr when the

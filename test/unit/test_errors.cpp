@@ -20,6 +20,7 @@ BOOST_AUTO_TEST_CASE(every_code_has_a_message_and_its_group) {
       {errc::bad_option, condition::invalid_argument},      {errc::empty_lock, condition::invalid_argument},
       {errc::wrong_type, condition::invalid_argument},      {errc::unfenced_hold, condition::invalid_argument},
       {errc::not_acquired, condition::contended},           {errc::validity_expired, condition::contended},
+      {errc::serialization_failure, condition::contended},
       {errc::timeout, condition::node_failure},             {errc::not_connected, condition::node_failure},
       {errc::connection_lost, condition::node_failure},     {errc::auth_failed, condition::node_failure},
       {errc::bad_database, condition::node_failure},

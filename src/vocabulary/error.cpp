@@ -47,6 +47,9 @@ class category_impl final : public boost::system::error_category {
       case errc::bad_database:
         return "the master refused to select the database the URI names (an index beyond its 'databases', or "
                "SELECT not allowed to the user); nothing was sent";
+      case errc::serialization_failure:
+        return "the database aborted the transaction to keep transactions serializable (a serialization "
+               "failure or a deadlock); nothing of it was committed: run it again";
     }
     return "unknown redlock error";
   }
@@ -68,6 +71,7 @@ class category_impl final : public boost::system::error_category {
         return condition::invalid_argument;
       case errc::not_acquired:
       case errc::validity_expired:
+      case errc::serialization_failure:
         return condition::contended;
       case errc::timeout:
       case errc::not_connected:
@@ -147,6 +151,7 @@ std::string_view errc_name(errc e) noexcept {
     case errc::permits_mismatch: return "permits_mismatch";
     case errc::upgrade_refused: return "upgrade_refused";
     case errc::bad_database: return "bad_database";
+    case errc::serialization_failure: return "serialization_failure";
   }
   return "unknown";
 }

@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: Apache-2.0
+// The completion signatures of the asynchronous operations
+// (async_client, and the library's own operations behind it).
+#pragma once
+
+#include <redlock/election.hpp>
+#include <redlock/lock.hpp>
+#include <redlock/status.hpp>
+
+#include <boost/system/error_code.hpp>
+
+#include <optional>
+#include <vector>
+
+namespace redlock {
+
+/// An acquisition (acquire, campaign): the lock, or why not.
+using acquire_signature = void(boost::system::error_code, lock);
+/// Release, extend, resign: done, or why not.
+using done_signature = void(boost::system::error_code);
+/// Status: each master's view.
+using status_signature = void(boost::system::error_code, std::vector<node_status>);
+/// Who leads a name, if anyone.
+using leader_signature = void(boost::system::error_code, std::optional<leader_info>);
+
+}  // namespace redlock
