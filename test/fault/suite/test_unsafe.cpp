@@ -710,23 +710,11 @@ BOOST_AUTO_TEST_CASE(unsafe_validity_overclaimed_by_a_fifth_fails_the_data_verdi
   broken_lock_round("validity over-claimed by 20%", [](workload_options& w) { w.overclaim = 0.2; });
 }
 
-// The checkers of fair order and of sets on the real workload, over a lock
-// broken in the test only: mutex acquisitions recorded as fair (a "fair"
-// lock that keeps no order: (n) must see waiters overtaken), and a set
-// whose record names one more name than was asked for ((m) must see it).
-BOOST_AUTO_TEST_CASE(unsafe_a_fair_lock_that_keeps_no_order_fails_the_fifo_check) {
-  auto cfg = quick_round(33, fault_type::latency, 2000ms);
-  cfg.nemesis.types.clear();
-  cfg.residue = false;
-  cfg.workload.claim_fair = true;  // plain mutexes: waiters retry in any order
-  auto r = run_round(cfg);
-  std::cout << "a fair lock that keeps no order: " << r.report.fifo_pairs << " pairs judged, "
-            << r.report.by_checker["fifo"] << " overtaken" << std::endl;
-  ++totals.unsafe;
-  if (r.report.by_checker["fifo"] > 0) ++totals.detected;
-  BOOST_TEST(r.report.by_checker["fifo"] > 0u, "no waiter overtaken among " << r.report.fifo_pairs << " pairs");
-}
-
+// The names check on the real workload, over a set broken in the test
+// only: its record names one more name than was asked for, and (m) must
+// see it. (The fair-order check is shown failing on crafted histories in
+// test_checkers.cpp: a mutex's waiters, woken in turn from its wake list,
+// overtook none in 22 pairs in one run, so no real lock here fails it.)
 BOOST_AUTO_TEST_CASE(unsafe_a_set_without_one_of_its_names_fails_the_names_check) {
   auto cfg = together_round(33, 2000ms);
   cfg.cluster.masters = 3;

@@ -317,7 +317,7 @@ void workload::run_worker(std::size_t c, std::size_t r) {
       a.kind = op_kind::acquire;
       a.detail = "ttl " + std::to_string(ao.ttl.count());
       a.ttl = ao.ttl;
-      a.fair = ao.kind == lock_kind::fair || options_.claim_fair;
+      a.fair = ao.kind == lock_kind::fair;
       if (ao.max_hold.count() > 0) a.detail += " max_hold " + std::to_string(ao.max_hold.count());
       if (!ao.description.empty()) a.detail += " described";
       if (rw) a.detail += ao.kind == lock_kind::read ? " read" : " write";

@@ -68,10 +68,8 @@ struct workload_options {
   /// its window `overclaim` (a fraction of it) longer than the library says.
   bool grant_everyone = false;
   double overclaim = 0;
-  /// TEST-ONLY, for the checkers of fairness and sets: mutex acquisitions
-  /// recorded as fair ones (a "fair" lock that keeps no order), and a name
-  /// recorded as asked for together that was never asked for.
-  bool claim_fair = false;
+  /// TEST-ONLY, for the names check: a name recorded as asked for
+  /// together that was never asked for.
   std::string phantom_name;
   /// Leases: the workers of the last `lease_resources` resources hold their
   /// locks as leases instead of short critical sections: 60% with renew = true,
