@@ -3,7 +3,10 @@
 -- delete our field, and drop every lapsed one with it (a reader that died
 -- holding; rw_acquire.lua drops them too, but a release that left one behind
 -- would neither delete the key nor wake the writer waiting for it). The key
--- goes when no live hold is left. A writer that gives up waiting also takes
+-- goes when no live hold is left, and otherwise lives no longer than the
+-- latest deadline left (a reader that extended to a minute and released
+-- must not leave a hash of dead readers for that minute, which every other
+-- kind would find in its way). A writer that gives up waiting also takes
 -- its mark down.
 -- KEYS[1] lock key, KEYS[2] the waiting writer's mark ({R}:writer)
 -- ARGV[1] token (the hold's field), ARGV[2] the writer's waiter id ('' for none)
@@ -28,7 +31,7 @@ for i = 1, #fields, 2 do
     return redis.error_reply('WRONGTYPE lock key holds a hash that is not a read-write lock')
   end
 end
-local ours, freed, live = false, false, 0
+local ours, freed, live, latest = false, false, 0, now
 for i = 1, #fields, 2 do
   local deadline = tonumber(fields[i + 1])
   if fields[i] == ARGV[1] or deadline <= now then
@@ -37,11 +40,15 @@ for i = 1, #fields, 2 do
     freed = freed or deadline > now
   else
     live = live + 1
+    if deadline > latest then latest = deadline end
   end
 end
 if live == 0 and #fields > 0 then
   redis.call('DEL', KEYS[1])
   freed = true
+elseif live > 0 and redis.call('PTTL', KEYS[1]) > latest - now then
+  -- Only ever shorter, and never shorter than a live hold's deadline.
+  redis.call('PEXPIRE', KEYS[1], latest - now)
 end
 local writer = string.sub(ARGV[1], 1, 2) == 'w:'
 if freed and (ARGV[4] or '') ~= '' and (live == 0 or (ours and writer)) then

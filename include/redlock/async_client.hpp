@@ -169,6 +169,10 @@ class REDLOCK_EXPORT async_client {
   /// answered (bounded), then calls `then` there (the sync client waits for
   /// it before stopping its I/O thread).
   void shutdown_then(std::function<void()> then);
+  /// Runs `f` on the client's strand, after every operation started before
+  /// this call (the sync client emits its cancellations there: an operation
+  /// assigns its cancellation slot when it starts on the strand).
+  void post_on_strand(std::function<void()> f);
 
   void start_status(std::string name, boost::asio::any_completion_handler<status_signature> handler);
   void start_acquire(std::string name, acquire_options opts,

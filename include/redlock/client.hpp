@@ -7,8 +7,10 @@
 
 #include <redlock/async_client.hpp>
 
+#include <functional>
 #include <memory>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <utility>
 #include <vector>
@@ -66,6 +68,24 @@ class REDLOCK_EXPORT client {
   void resign(const lock& leadership, boost::system::error_code& ec);
   std::optional<leader_info> leader(const std::string& name, boost::system::error_code& ec);
 
+  /// Cancellable forms: a stop request on `stop` (from any thread) cancels
+  /// the acquisition as a cancellation slot does in the async API. It takes
+  /// effect at once while waiting between attempts; an attempt in flight is
+  /// decided first (within the node timeout), so that whatever it took is
+  /// released. The call returns asio::error::operation_aborted (thrown as
+  /// redlock::error by the throwing forms, try_acquire's included) once the
+  /// releases of what it took and the removal of its place in line (wake
+  /// lists, fair queue, writer mark) are sent to every master, each behind
+  /// the attempt on its connection. A token already stopped: returns so at
+  /// once, sending nothing.
+  lock acquire(const std::string& name, const acquire_options& opts, std::stop_token stop);
+  std::optional<lock> try_acquire(const std::string& name, const acquire_options& opts, std::stop_token stop);
+  lock acquire(const std::string& name, const acquire_options& opts, std::stop_token stop,
+               boost::system::error_code& ec);
+  lock campaign(const std::string& name, const acquire_options& opts, std::stop_token stop);
+  lock campaign(const std::string& name, const acquire_options& opts, std::stop_token stop,
+                boost::system::error_code& ec);
+
   /// acquire() wrapped in a guard that releases when it goes out of scope.
   guard lock_guard(const std::string& name, const acquire_options& opts = {});
 
@@ -74,16 +94,20 @@ class REDLOCK_EXPORT client {
 
  private:
   // Each waits for the async operation on the I/O thread (one bridge:
-  // client.cpp, wait_for); none throws but for a call from that thread. `message`: why a check failed; `report`:
+  // client.cpp, wait_for); none throws but for a call from that thread.
+  // `stop`: cancels the operation; `message`: why a check failed; `report`:
   // the caller's acquire_options::report, or one made for the exception.
   std::pair<boost::system::error_code, lock> wait_acquire(const std::string& name, const acquire_options& given,
-                                                          std::string& message,
+                                                          std::stop_token stop, std::string& message,
                                                           std::shared_ptr<acquire_report>& report);
   boost::system::error_code wait_release(const lock& l);
   boost::system::error_code wait_extend(const lock& l, milliseconds ttl, std::string& message);
   std::pair<boost::system::error_code, std::vector<node_status>> wait_status(const std::string& name);
-  lock wait_campaign(const std::string& name, const acquire_options& given, boost::system::error_code& ec,
-                     std::string& message, std::shared_ptr<acquire_report>& report);
+  lock wait_campaign(const std::string& name, const acquire_options& given, std::stop_token stop,
+                     boost::system::error_code& ec, std::string& message, std::shared_ptr<acquire_report>& report);
+
+  /// Runs a function on the async client's strand (wait_for's cancellations).
+  std::function<void(std::function<void()>)> on_strand();
 
   struct io_thread;
   std::unique_ptr<io_thread> io_;

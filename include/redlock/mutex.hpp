@@ -13,9 +13,12 @@
 #include <redlock/client.hpp>
 #include <redlock/error.hpp>
 
+#include <boost/asio/error.hpp>
+
 #include <algorithm>
 #include <optional>
 #include <stdexcept>
+#include <stop_token>
 #include <string>
 #include <utility>
 
@@ -41,7 +44,14 @@ class mutex {
   /// thrown as redlock::error (bad options, masters unreachable or refusing
   /// service), contention never is. Throws std::logic_error when this mutex
   /// is already held through this object.
-  void lock() {
+  void lock() { static_cast<void>(lock(std::stop_token{})); }
+
+  /// lock() that a stop request on `stop` (from any thread) ends: true when
+  /// the lock is held, false when the stop came first. Then nothing is held
+  /// and its attempt's grants and place in line are being taken down
+  /// (client::acquire with a stop_token). With std::unique_lock:
+  ///   if (jobs.lock(stop)) { std::unique_lock guard(jobs, std::adopt_lock); ... }
+  [[nodiscard]] bool lock(std::stop_token stop) {
     if (held_) throw std::logic_error("redlock::mutex '" + name_ + "': lock() while already held");
     // With one attempt per call (the default wait of 0), lock() called
     // try_acquire again at once, round after round: thousands of SETs per
@@ -49,11 +59,17 @@ class mutex {
     auto waiting = options_;
     waiting.max_attempts = 0;
     waiting.wait = std::max({options_.wait, milliseconds(1000), 2 * (options_.retry_delay + options_.retry_jitter)});
-    for (;;)
-      if (auto l = client_.try_acquire(name_, waiting)) {
-        held_ = std::move(*l);
-        return;
+    for (;;) {
+      try {
+        if (auto l = client_.try_acquire(name_, waiting, stop)) {
+          held_ = std::move(*l);
+          return true;
+        }
+      } catch (const error& e) {
+        if (e.code() == boost::asio::error::operation_aborted) return false;
+        throw;
       }
+    }
   }
 
   /// One attempt: true when it is now held. Throws like lock().

@@ -83,6 +83,8 @@ void async_client::shutdown_then(std::function<void()> then) {
                  [impl = impl_, then = std::move(then)]() mutable { impl->shutdown_after_releases(std::move(then)); });
 }
 
+void async_client::post_on_strand(std::function<void()> f) { asio::post(impl_->strand, std::move(f)); }
+
 async_client::executor_type async_client::get_executor() const noexcept { return impl_->executor; }
 const client_options& async_client::options() const noexcept { return impl_->options; }
 std::size_t async_client::quorum() const noexcept { return impl_->quorum(); }

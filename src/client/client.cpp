@@ -3,11 +3,15 @@
 
 #include "client/options_check.hpp"
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/error.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 
 #include <future>
+#include <stop_token>
 #include <tuple>
 #include <sstream>
 #include <thread>
@@ -66,6 +70,10 @@ client::~client() {
 
 async_client& client::async() noexcept { return *async_; }
 
+std::function<void(std::function<void()>)> client::on_strand() {
+  return [this](std::function<void()> f) { async_->post_on_strand(std::move(f)); };
+}
+
 namespace {
 
 // Validation messages are complete sentences; operation failures get the
@@ -90,22 +98,47 @@ namespace {
 namespace {
 // The one blocking bridge: starts an operation of the async client (on its
 // I/O thread) with a handler that hands its results to the waiting thread.
-template <typename... Results, typename Initiate>
-std::tuple<Results...> wait_for(Initiate&& initiate) {
+// A stop request on `stop` emits a terminal cancellation on the handler's
+// slot. It is emitted on the client's strand (through `on_strand`): there
+// the operation, started there before, has assigned its slot, and nothing
+// touches the slot at the same time. The handler owns the signal (the slot
+// lives in it).
+template <typename... Results, typename OnStrand, typename Initiate>
+std::tuple<Results...> wait_for(OnStrand on_strand, std::stop_token stop, Initiate&& initiate) {
   std::promise<std::tuple<Results...>> result;
   auto f = result.get_future();
-  initiate([&result](Results... r) { result.set_value(std::tuple<Results...>(std::move(r)...)); });
+  auto deliver = [&result](Results... r) { result.set_value(std::tuple<Results...>(std::move(r)...)); };
+  if (!stop.stop_possible()) {
+    initiate(deliver);
+    return f.get();
+  }
+  auto signal = std::make_shared<asio::cancellation_signal>();
+  initiate(asio::bind_cancellation_slot(signal->slot(), [deliver, signal](Results... r) { deliver(std::move(r)...); }));
+  std::stop_callback on_stop(std::move(stop), [&on_strand, weak = std::weak_ptr(signal)] {
+    on_strand([weak] {
+      if (auto s = weak.lock()) s->emit(asio::cancellation_type::terminal);
+    });
+  });
   return f.get();
 }
+
+template <typename... Results, typename Initiate>
+std::tuple<Results...> wait_for(Initiate&& initiate) {
+  return wait_for<Results...>([](auto&&) {}, std::stop_token{}, std::forward<Initiate>(initiate));
+}
+
+const error_code cancelled = asio::error::operation_aborted;
 }  // namespace
 
 std::pair<error_code, lock> client::wait_acquire(const std::string& name, const acquire_options& given,
-                                                 std::string& message, std::shared_ptr<acquire_report>& report) {
+                                                 std::stop_token stop, std::string& message,
+                                                 std::shared_ptr<acquire_report>& report) {
   io_->check_not_io_thread();
   if (auto bad = detail::check_acquire(name, given, async_->options().node_timeout)) {
     message = bad.message;
     return {bad.code, lock{}};
   }
+  if (stop.stop_requested()) return {cancelled, lock{}};
   // Reentrant and fair locks belong to the calling thread unless told otherwise.
   acquire_options opts = given;
   if ((opts.kind == lock_kind::reentrant || opts.kind == lock_kind::fair || opts.kind == lock_kind::read ||
@@ -117,7 +150,8 @@ std::pair<error_code, lock> client::wait_acquire(const std::string& name, const 
   }
   if (!opts.report) opts.report = std::make_shared<acquire_report>();
   report = opts.report;
-  auto [ec, l] = wait_for<error_code, lock>([&](auto done) { async_->async_acquire(name, opts, std::move(done)); });
+  auto [ec, l] = wait_for<error_code, lock>(on_strand(), std::move(stop),
+                                            [&](auto done) { async_->async_acquire(name, opts, std::move(done)); });
   return {ec, std::move(l)};
 }
 
@@ -145,23 +179,31 @@ std::pair<error_code, std::vector<node_status>> client::wait_status(const std::s
 }
 
 lock client::campaign(const std::string& name, const acquire_options& given) {
+  return campaign(name, given, std::stop_token{});
+}
+
+lock client::campaign(const std::string& name, const acquire_options& given, std::stop_token stop) {
   error_code ec;
   std::string message;
   std::shared_ptr<acquire_report> report;
-  auto l = wait_campaign(name, given, ec, message, report);
+  auto l = wait_campaign(name, given, std::move(stop), ec, message, report);
   if (ec && !message.empty()) throw_error(ec, message);
   if (ec) throw_not_acquired(ec, name, std::move(report));
   return l;
 }
 
 lock client::campaign(const std::string& name, const acquire_options& given, error_code& ec) {
-  std::string message;
-  std::shared_ptr<acquire_report> report;
-  return wait_campaign(name, given, ec, message, report);
+  return campaign(name, given, std::stop_token{}, ec);
 }
 
-lock client::wait_campaign(const std::string& name, const acquire_options& given, error_code& ec,
-                           std::string& message, std::shared_ptr<acquire_report>& report) {
+lock client::campaign(const std::string& name, const acquire_options& given, std::stop_token stop, error_code& ec) {
+  std::string message;
+  std::shared_ptr<acquire_report> report;
+  return wait_campaign(name, given, std::move(stop), ec, message, report);
+}
+
+lock client::wait_campaign(const std::string& name, const acquire_options& given, std::stop_token stop,
+                           error_code& ec, std::string& message, std::shared_ptr<acquire_report>& report) {
   io_->check_not_io_thread();
   auto opts = given;
   opts.fenced = opts.renew = true;
@@ -170,10 +212,15 @@ lock client::wait_campaign(const std::string& name, const acquire_options& given
     message = bad.message;
     return lock{};
   }
+  if (stop.stop_requested()) {
+    ec = cancelled;
+    return lock{};
+  }
   if (!opts.report) opts.report = std::make_shared<acquire_report>();
   report = opts.report;
   auto [result, l] =
-      wait_for<error_code, lock>([&](auto done) { async_->async_campaign(name, opts, std::move(done)); });
+      wait_for<error_code, lock>(on_strand(), std::move(stop),
+                                 [&](auto done) { async_->async_campaign(name, opts, std::move(done)); });
   // A refusal that was not retried into success reads as "not acquired".
   ec = result == errc::validity_expired ? make_error_code(errc::not_acquired) : result;
   return ec ? lock{} : std::move(l);
@@ -201,9 +248,13 @@ std::optional<leader_info> client::leader(const std::string& name, error_code& e
 }
 
 std::optional<lock> client::try_acquire(const std::string& name, const acquire_options& given) {
+  return try_acquire(name, given, std::stop_token{});
+}
+
+std::optional<lock> client::try_acquire(const std::string& name, const acquire_options& given, std::stop_token stop) {
   std::string message;
   std::shared_ptr<acquire_report> report;
-  auto [ec, l] = wait_acquire(name, given, message, report);
+  auto [ec, l] = wait_acquire(name, given, std::move(stop), message, report);
   if (!ec) return std::move(l);
   if (!message.empty()) throw_error(ec, message);
   if (ec == errc::not_acquired || ec == errc::validity_expired) return std::nullopt;
@@ -211,9 +262,13 @@ std::optional<lock> client::try_acquire(const std::string& name, const acquire_o
 }
 
 lock client::acquire(const std::string& name, const acquire_options& given) {
+  return acquire(name, given, std::stop_token{});
+}
+
+lock client::acquire(const std::string& name, const acquire_options& given, std::stop_token stop) {
   std::string message;
   std::shared_ptr<acquire_report> report;
-  auto [ec, l] = wait_acquire(name, given, message, report);
+  auto [ec, l] = wait_acquire(name, given, std::move(stop), message, report);
   if (!ec) return std::move(l);
   if (!message.empty()) throw_error(ec, message);
   // A refusal that was not retried into success reads as "not acquired".
@@ -244,9 +299,13 @@ lock client::adopt(const std::string& name, const std::string& token, millisecon
 }
 
 lock client::acquire(const std::string& name, const acquire_options& opts, error_code& ec) {
+  return acquire(name, opts, std::stop_token{}, ec);
+}
+
+lock client::acquire(const std::string& name, const acquire_options& opts, std::stop_token stop, error_code& ec) {
   std::string message;
   std::shared_ptr<acquire_report> report;  // the caller's, if it set one
-  auto [result, l] = wait_acquire(name, opts, message, report);
+  auto [result, l] = wait_acquire(name, opts, std::move(stop), message, report);
   // A refusal that was not retried into success reads as "not acquired",
   // as the throwing form says.
   ec = result == errc::validity_expired ? make_error_code(errc::not_acquired) : result;

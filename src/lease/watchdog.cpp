@@ -18,13 +18,31 @@ watchdog::watchdog(asio::any_io_executor strand, asio::any_io_executor user_exec
       renew_(std::move(renew)),
       user_executor_(std::move(user_executor)),
       observer_(std::move(observer)),
-      timer_(std::move(strand)),
+      timer_(strand),
+      window_end_(std::move(strand)),
       interval_(std::max(std::chrono::milliseconds(1),
                          std::chrono::duration_cast<std::chrono::milliseconds>(state->ttl * fraction))) {
   if (max_hold.count() > 0) renew_until_ = state->now() + max_hold;
 }
 
-void watchdog::start() { schedule(within_window(interval_)); }
+void watchdog::start() {
+  schedule(within_window(interval_));
+  watch_window_end();
+}
+
+void watchdog::watch_window_end() {
+  auto state = state_.lock();
+  if (!state || stopped_ || !state->has_window) return;
+  window_end_.expires_after(state->get_valid_until() - state->now());
+  window_end_.async_wait([self = shared_from_this()](error_code ec) {
+    if (ec || self->stopped_) return;
+    auto state = self->state_.lock();
+    if (!state || state->released) return;
+    // Renewed (or extended) meanwhile: watch the new end.
+    if (state->get_valid_until() > state->now()) return self->watch_window_end();
+    self->declare_lost(self->renewal_failing_ ? lost_reason::quorum_lost : lost_reason::expired);
+  });
+}
 
 std::chrono::steady_clock::duration watchdog::within_window(std::chrono::steady_clock::duration delay) const {
   // Never wait past half of the window left: a fair lock handed over starts
@@ -44,6 +62,7 @@ std::chrono::steady_clock::duration watchdog::within_window(std::chrono::steady_
 void watchdog::stop() {
   stopped_ = true;
   timer_.cancel();
+  window_end_.cancel();
 }
 
 void watchdog::schedule(std::chrono::steady_clock::duration delay) {
@@ -62,6 +81,7 @@ void watchdog::renew() {
   // Held as long as allowed: the lease is left to end by itself (not
   // released: the holder may still be finishing its work in the window).
   if (renew_until_ && state->now() >= *renew_until_) return declare_lost(lost_reason::max_hold);
+  renewal_failing_ = true;  // until a renewal succeeds
   renew_(state, [self = shared_from_this()](error_code ec) { self->on_renewed(ec); });
 }
 
@@ -69,7 +89,10 @@ void watchdog::on_renewed(error_code ec) {
   auto state = state_.lock();
   if (stopped_ || !state || state->released) return;
   if (observer_) observer_->on_renewal(state->name, ec);
-  if (!ec) return schedule(within_window(interval_));
+  if (!ec) {
+    renewal_failing_ = false;
+    return schedule(within_window(interval_));
+  }
   auto remaining = state->get_valid_until() - state->now();
   // Refusals from so many masters that no quorum could renew: the lock is
   // gone (run_extend says not_held only then).
@@ -87,6 +110,8 @@ void watchdog::declare_lost(lost_reason why) {
   auto state = state_.lock();
   if (!state || stopped_) return;
   stopped_ = true;
+  timer_.cancel();
+  window_end_.cancel();
   state->lost.store(static_cast<int>(why));
   state->lost_signal.emit(asio::cancellation_type::terminal);
   if (observer_) observer_->on_lease_lost(state->name, why);

@@ -42,6 +42,9 @@ class watchdog : public std::enable_shared_from_this<watchdog> {
   std::chrono::steady_clock::duration within_window(std::chrono::steady_clock::duration delay) const;
   void renew();
   void on_renewed(boost::system::error_code ec);
+  /// Wakes when the window ends: a lease whose renewal is still in flight
+  /// (masters not answering) is lost then, not a node timeout later.
+  void watch_window_end();
   void declare_lost(lost_reason why);
 
   // Weak: a lock whose every handle was dropped stops being renewed and expires.
@@ -50,9 +53,13 @@ class watchdog : public std::enable_shared_from_this<watchdog> {
   boost::asio::any_io_executor user_executor_;
   std::shared_ptr<observer> observer_;
   boost::asio::steady_timer timer_;
+  boost::asio::steady_timer window_end_;
   std::chrono::milliseconds interval_;
   std::optional<steady_time> renew_until_;  // max_hold: no renewal from then on
   bool stopped_ = false;
+  // A renewal is in flight or the last one failed: a window that ends now
+  // ends because the masters did not renew it (quorum_lost), not by a jump.
+  bool renewal_failing_ = false;
 };
 
 }  // namespace redlock::detail

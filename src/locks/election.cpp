@@ -16,6 +16,8 @@
 #include <redlock/status.hpp>
 #include <redlock/error.hpp>
 
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/post.hpp>
 
 #include <algorithm>
@@ -88,7 +90,11 @@ void start_campaign(std::shared_ptr<client_impl> client, std::string name, acqui
           ->start();
     });
   };
-  start_acquire(std::move(client), std::move(name), std::move(options), asked_at, acquire_handler(std::move(won)));
+  // The caller's cancellation slot goes with it: a campaign cancelled while
+  // it waits stops as an acquisition does (cleaning up what it took).
+  auto slot = asio::get_associated_cancellation_slot(*h);
+  start_acquire(std::move(client), std::move(name), std::move(options), asked_at,
+                acquire_handler(asio::bind_cancellation_slot(slot, std::move(won))));
 }
 
 void start_resign(std::shared_ptr<client_impl> client, std::shared_ptr<lock_state> state, done_handler handler) {

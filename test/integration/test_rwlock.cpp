@@ -317,3 +317,27 @@ BOOST_AUTO_TEST_CASE(the_last_live_readers_release_lets_the_writer_in_past_a_dea
   w.release(got.get());
   BOOST_TEST(eventually([&] { return m.holding("doc") == 0u; }));
 }
+
+// A reader that held the hash alive for a minute (an extend) and released
+// left it to its minute though the only hold left, a dead reader's, ended
+// within a second: every other kind then found a hash in its way. The
+// release now leaves the key no longer than the latest live deadline.
+BOOST_AUTO_TEST_CASE(a_release_leaves_the_hash_no_longer_than_its_latest_live_hold) {
+  masters m(3);
+  {
+    redlock::client dead(m.options());
+    dead.acquire("doc", side(reader, "dead", 800ms));  // never released: the client goes
+  }
+  redlock::client c(m.options());
+  auto r = c.acquire("doc", side(reader, "long", 1000ms));
+  c.extend(r, 60000ms);
+  c.release(r);
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    auto pttl = std::stoll(m[i].command({"PTTL", "doc"}));
+    BOOST_TEST(pttl <= 800, "master " << i << ": the hash lives " << pttl << " ms more");
+  }
+  BOOST_TEST(eventually([&] { return m.holding("doc") == 0u; }, 3000ms), "the hash outlived its last hold");
+  auto mutex = c.try_acquire("doc", side(lock_kind::mutex, "", 1000ms));
+  BOOST_TEST(mutex.has_value(), "a mutex found the dead readers' hash in its way");
+  if (mutex) c.release(*mutex);
+}
