@@ -51,7 +51,7 @@ struct dir_faults {
 };
 
 enum counter { k_delayed, k_throttled, k_sliced, k_blackholed, k_resets, k_slow_closes,
-               k_closes_after, k_dropped, k_count };
+               k_closes_after, k_dropped, k_held_chunks, k_resets_pending, k_count };
 
 double clamp_p(double p) { return p != p ? 0.0 : std::clamp(p, 0.0, 1.0); }
 
@@ -178,6 +178,15 @@ struct proxy_session : std::enable_shared_from_this<proxy_session> {
   pipe p[2];
   bool closed = false;
   bool started = false;
+  bool awaiting_reply = false;  // the client's last bytes came after redis's last
+
+  // A request without its reply yet, or bytes still in the proxy.
+  bool pending() const { return awaiting_reply || p[0].queued > 0 || p[1].queued > 0; }
+  // An abort by a fault: counted as acting when it cut pending traffic.
+  void abort_by_fault(bool abort_client, bool abort_server) {
+    if (!closed && pending()) px.count(k_resets_pending);
+    close(abort_client, abort_server);
+  }
 
   tcp::socket& src(int d) { return d == c2s ? client : server; }
   tcp::socket& dst(int d) { return d == c2s ? server : client; }
@@ -259,10 +268,12 @@ struct proxy_session : std::enable_shared_from_this<proxy_session> {
     it.data.assign(pp.rbuf.data(), pp.rbuf.data() + n);
     auto now = steady::now();
     it.not_before = now;
+    awaiting_reply = d == c2s;
     if (!pp.held && px.draw(f.blackhole_p)) {
       pp.held = true;
       px.count(k_blackholed);
     }
+    if (pp.held) px.count(k_held_chunks);
     if ((f.latency.count() > 0 || f.jitter.count() > 0) && px.draw(f.latency_p)) {
       auto us = std::chrono::duration_cast<std::chrono::microseconds>(f.latency).count() +
                 px.jitter_us(f.jitter);
@@ -402,7 +413,7 @@ struct proxy_session : std::enable_shared_from_this<proxy_session> {
   void fire_reset(int d) {
     px.count(k_resets);
     bool both = p[1 - d].reset_pending;
-    close(d == s2c || both, d == c2s || both);
+    abort_by_fault(d == s2c || both, d == c2s || both);
   }
 
   void release(int d) {
@@ -499,7 +510,7 @@ void fault_proxy::impl::set_down(bool down) {
     accept_retry.cancel();
     for_each_session([this](proxy_session& s) {
       count(k_dropped);
-      s.close(true, true);
+      s.abort_by_fault(true, true);
     });
   } else {
     open_acceptor(port);
@@ -605,6 +616,7 @@ void fault_proxy::set_blackhole(direction d, double probability) {
         } else if (!s.p[i].held && impl_->draw(probability)) {
           s.p[i].held = true;
           impl_->count(k_blackholed);
+          if (s.p[i].queued > 0) impl_->count(k_held_chunks);  // bytes already on their way, held
         }
       });
     });
@@ -632,7 +644,7 @@ void fault_proxy::reset_now(direction d, double probability) {
     impl_->for_each_session([&](proxy_session& s) {
       if (!impl_->draw(probability)) return;
       impl_->count(k_resets);
-      s.close(d != direction::client_to_server, d != direction::server_to_client);
+      s.abort_by_fault(d != direction::client_to_server, d != direction::server_to_client);
     });
   });
 }
@@ -693,6 +705,8 @@ proxy_stats fault_proxy::stats() const {
   s.slow_closes = ld(p.counters[k_slow_closes]);
   s.closes_after_bytes = ld(p.counters[k_closes_after]);
   s.dropped_by_down = ld(p.counters[k_dropped]);
+  s.held_chunks = ld(p.counters[k_held_chunks]);
+  s.resets_pending = ld(p.counters[k_resets_pending]);
   s.faults_applied = s.delayed_chunks + s.throttled_chunks + s.sliced_chunks + s.blackholed_pipes +
                      s.resets + s.slow_closes + s.closes_after_bytes + s.dropped_by_down;
   return s;

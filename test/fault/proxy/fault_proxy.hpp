@@ -88,6 +88,12 @@ struct proxy_stats {
   std::uint64_t closes_after_bytes = 0;  // connections closed by close-after-bytes
   std::uint64_t dropped_by_down = 0;     // live connections aborted by set_down(true)
   std::uint64_t faults_applied = 0;      // sum of the eight counters above
+  // What the faults did to traffic a client was waiting on (the suite's
+  // "acted"): chunks read into (or already queued in) a held pipe, and
+  // connections aborted (reset fault, reset_now, set_down) while a request
+  // had no reply yet or bytes were still queued.
+  std::uint64_t held_chunks = 0;
+  std::uint64_t resets_pending = 0;
 };
 
 struct proxy_session;  // implementation detail (fault_proxy.cpp)

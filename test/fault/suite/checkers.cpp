@@ -42,6 +42,14 @@ std::ostream& operator<<(std::ostream& os, const violation& v) {
 
 namespace {
 
+// The acquisition that took the hold acquisition `id` belongs to: itself,
+// or the one a re-entry (op::reentry_of) re-entered.
+std::size_t hold_of(const std::vector<op>& ops, std::size_t id) {
+  for (std::size_t steps = 0; steps < ops.size() && id < ops.size() && ops[id].reentry_of; ++steps)
+    id = *ops[id].reentry_of;
+  return id;
+}
+
 // Every non-empty window, in history order.
 std::vector<window> all_windows(const std::vector<op>& ops) {
   // Earliest release invoke (or lost signal) per acquisition.
@@ -51,18 +59,11 @@ std::vector<window> all_windows(const std::vector<op>& ops) {
       auto [it, fresh] = released.emplace(*o.acquire_op, o.invoke);
       if (!fresh) it->second = std::min(it->second, o.invoke);
     }
-  // The acquisition that took each hold a re-entry re-entered.
-  auto hold_of = [&](const op& o) {
-    std::size_t id = o.id;
-    for (std::size_t steps = 0; steps < ops.size() && id < ops.size() && ops[id].reentry_of; ++steps)
-      id = *ops[id].reentry_of;
-    return id;
-  };
   std::vector<window> out;
   for (auto& o : ops) {
     if (o.kind != op_kind::acquire || o.result != outcome::ok || !o.completion || !o.valid_until) continue;
     window w{o.id,    o.client,  o.resource, *o.completion, *o.valid_until,
-             o.fence, o.permits, o.permit,   o.shared,      o.leader,       hold_of(o)};
+             o.fence, o.permits, o.permit,   o.shared,      o.leader,       hold_of(ops, o.id)};
     if (auto it = released.find(o.id); it != released.end()) w.end = std::min(w.end, it->second);
     if (w.end <= w.begin) continue;  // no window at all
     if (o.names.empty()) {
@@ -370,19 +371,37 @@ bool judgeable(const op& p) {
   return p.kind == op_kind::probe && p.result == outcome::ok && p.completion && p.valid_until &&
          *p.completion < *p.valid_until && !p.masters.empty();
 }
+
+// The masters read holding the lock until the deadline the holder believes
+// in (a key's PTTL is read in whole ms: allow that much), and those that
+// could not be read.
+struct backing {
+  std::size_t backed = 0, unreadable = 0;
+};
+backing backing_of(const op& p) {
+  constexpr auto rounding = std::chrono::milliseconds(2);
+  backing b;
+  for (auto& m : p.masters) {
+    if (m.is == master_view::state::ours && m.expires + rounding >= *p.valid_until) ++b.backed;
+    if (m.is == master_view::state::unreadable) ++b.unreadable;
+  }
+  return b;
+}
+
+// Unreadable masters back nothing, but might: a probe decides when a quorum
+// read backs the deadline, or when so few back it that the unreadable ones
+// cannot make up a quorum (a violation); otherwise it is undecided.
+bool probe_decided(const op& p) {
+  auto b = backing_of(p);
+  return b.backed >= p.quorum || b.backed + b.unreadable < p.quorum;
+}
 }  // namespace
 
 std::vector<violation> check_lease_expiry(const std::vector<op>& ops) {
   std::vector<violation> out;
-  // A key's PTTL is read in whole ms: allow that much.
-  constexpr auto rounding = std::chrono::milliseconds(2);
   for (auto& p : ops) {
     if (!judgeable(p)) continue;
-    std::size_t backed = 0, maybe = 0;
-    for (auto& m : p.masters) {
-      if (m.is == master_view::state::ours && m.expires + rounding >= *p.valid_until) ++backed;
-      if (m.is == master_view::state::unreadable) ++maybe;
-    }
+    auto [backed, maybe] = backing_of(p);
     if (backed + maybe < p.quorum) {
       std::ostringstream m;
       m << "resource " << p.resource << ": the holder believes it holds the lock until "
@@ -398,8 +417,10 @@ std::vector<violation> check_lease_expiry(const std::vector<op>& ops) {
 
 // (h) Judged on what the holder saw: a look found the deadline passed (the
 // first such look counts, even if a later renewal moved the deadline again).
-// The lost signal must come by that deadline + slack.
-std::vector<violation> check_lost_signal(const std::vector<op>& ops, std::chrono::milliseconds slack) {
+// The lost signal must come by that deadline + `slack_fraction` of the
+// lease's TTL + `slack_extra`.
+std::vector<violation> check_lost_signal(const std::vector<op>& ops, double slack_fraction,
+                                         std::chrono::milliseconds slack_extra) {
   std::vector<violation> out;
   std::map<std::size_t, const op*> lost;
   for (auto& o : ops)
@@ -409,15 +430,16 @@ std::vector<violation> check_lost_signal(const std::vector<op>& ops, std::chrono
     auto ran_out = std::find_if(a.beliefs.begin(), a.beliefs.end(), [](auto& b) { return b.second <= b.first; });
     if (ran_out == a.beliefs.end()) continue;  // never saw it run out
     auto deadline = ran_out->second;
+    auto slack = std::chrono::duration_cast<steady::duration>(a.ttl * slack_fraction) + slack_extra;
     auto l = lost.find(a.id);
     if (l != lost.end() && l->second->invoke <= deadline + slack) continue;
     std::ostringstream m;
     m << "resource " << a.resource << ": the holder saw its renewed lock's validity run out ";
     if (l == lost.end())
-      m << "and no lost signal came (waited " << fmt_ms(slack) << ")";
+      m << "and no lost signal came";
     else
-      m << "and the lost signal came " << fmt_ms(l->second->invoke - deadline) << " after the deadline (slack "
-        << slack.count() << " ms)";
+      m << "and the lost signal came " << fmt_ms(l->second->invoke - deadline) << " after the deadline";
+    m << " (slack " << fmt_ms(slack) << " for its TTL " << a.ttl.count() << " ms)";
     std::vector<std::size_t> ids{a.id};
     if (l != lost.end()) ids.push_back(l->second->id);
     out.push_back(make("lost-signal", m.str(), ids, ops));
@@ -436,7 +458,7 @@ std::vector<violation> check_release_after_takeover(const std::vector<op>& ops) 
     bool found = false;
     for (auto& name : held_locks(mine)) {
       for (auto& w : windows[name]) {
-        if (w.acquire == mine.id || w.begin <= *mine.completion || w.begin >= rel.invoke) continue;
+        if (w.hold == hold_of(ops, mine.id) || w.begin <= *mine.completion || w.begin >= rel.invoke) continue;
         if (w.shared && mine.shared) continue;  // readers share
         std::ostringstream m;
         m << "resource " << name << ": release by c" << rel.client << " reported success, invoked "
@@ -451,8 +473,165 @@ std::vector<violation> check_release_after_takeover(const std::vector<op>& ops) 
   return out;
 }
 
+// (l)
+std::vector<violation> check_revival(const std::vector<op>& ops) {
+  std::vector<violation> out;
+  // Rounds that moved a hold's deadline: renewals (client, name) and
+  // extends (acquisition), when they completed.
+  std::map<std::pair<int, std::string>, std::vector<time_point>> renewed;
+  std::map<std::size_t, std::vector<time_point>> extended;
+  for (auto& o : ops) {
+    if (o.result != outcome::ok || !o.completion) continue;
+    if (o.kind == op_kind::renewal) renewed[{o.client, o.resource}].push_back(*o.completion);
+    if (o.kind == op_kind::extend && o.acquire_op) extended[*o.acquire_op].push_back(*o.completion);
+  }
+  // The observer runs in the same handler that moved the deadline: allow it
+  // a millisecond to be recorded.
+  constexpr auto recorded = std::chrono::milliseconds(1);
+  auto moved_in = [&](const std::vector<time_point>& v, time_point from, time_point to) {
+    return std::any_of(v.begin(), v.end(), [&](time_point t) { return from <= t && t <= to + recorded; });
+  };
+  for (auto& a : ops) {
+    if (a.kind != op_kind::acquire || a.result != outcome::ok || a.beliefs.size() < 2) continue;
+    for (std::size_t i = 1; i < a.beliefs.size(); ++i) {
+      auto [seen_at, old_deadline] = a.beliefs[i - 1];
+      auto [at, deadline] = a.beliefs[i];
+      if (at <= old_deadline || deadline <= at || deadline == old_deadline) continue;
+      auto r = renewed.find({a.client, a.resource});
+      auto e = extended.find(a.id);
+      if ((r != renewed.end() && moved_in(r->second, seen_at, old_deadline)) ||
+          (e != extended.end() && moved_in(e->second, seen_at, old_deadline)))
+        continue;
+      std::ostringstream m;
+      m << "resource " << a.resource << ": the window ended (deadline passed " << fmt_ms(at - old_deadline)
+        << " before the next look) and came back, valid " << fmt_ms(deadline - at)
+        << " more, with no renewal or extend completed before that deadline";
+      out.push_back(make("revived", m.str(), {a.id}, ops));
+      break;
+    }
+  }
+  return out;
+}
+
+// (n)
+std::vector<violation> check_fifo(const std::vector<op>& ops, std::size_t masters, std::chrono::milliseconds settle,
+                                  std::size_t* judged) {
+  std::vector<violation> out;
+  std::size_t pairs = 0;
+  std::vector<const op*> faults;
+  for (auto& o : ops)
+    if (o.kind == op_kind::fault) faults.push_back(&o);
+  const std::size_t minority = masters - (masters / 2 + 1);
+  // Whether A's place in line stays on a quorum over [from, to]: the
+  // faults active then hit at most a minority, and no client's links.
+  auto quorum_kept = [&](time_point from, time_point to) {
+    std::vector<std::size_t> hit;
+    for (auto* f : faults) {
+      if (f->invoke > to || (f->completion && *f->completion < from)) continue;
+      if (f->fault_masters.empty() && f->fault_client < 0) return false;  // per-client links cut
+      for (auto m : f->fault_masters)
+        if (std::find(hit.begin(), hit.end(), m) == hit.end()) hit.push_back(m);
+    }
+    return hit.size() <= minority;
+  };
+  std::map<std::string, std::vector<const op*>> by_resource;
+  for (auto& o : ops)
+    if (o.kind == op_kind::acquire && o.fair && !o.reentry_of && o.completion) by_resource[o.resource].push_back(&o);
+  for (auto& [resource, v] : by_resource) {
+    std::sort(v.begin(), v.end(), [](const op* x, const op* y) { return x->invoke < y->invoke; });
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const op& a = *v[i];
+      if (a.result != outcome::ok) continue;  // A gave up or failed: it may have left the line
+      for (std::size_t j = i + 1; j < v.size() && v[j]->invoke < *a.completion; ++j) {
+        const op& b = *v[j];
+        if (b.client == a.client || b.result != outcome::ok || *b.completion < a.invoke + settle) continue;
+        if (!quorum_kept(a.invoke, std::max(*a.completion, *b.completion))) continue;
+        ++pairs;
+        if (*b.completion >= *a.completion) continue;  // in order
+        std::ostringstream m;
+        m << "resource " << resource << ": c" << b.client << " was granted " << fmt_ms(*a.completion - *b.completion)
+          << " before c" << a.client << ", which asked " << fmt_ms(b.invoke - a.invoke)
+          << " earlier and was in line (no overtaking once queued)";
+        out.push_back(make("fifo", m.str(), {a.id, b.id}, ops));
+      }
+    }
+  }
+  if (judged) *judged = pairs;
+  return out;
+}
+
+// (o)
+std::vector<violation> check_wakeup(const std::vector<op>& ops, std::chrono::milliseconds wait,
+                                    std::chrono::milliseconds bound, std::chrono::milliseconds settle,
+                                    std::size_t* judged) {
+  std::vector<violation> out;
+  std::size_t n = 0;
+  std::vector<std::pair<time_point, time_point>> faults;
+  for (auto& o : ops)
+    if (o.kind == op_kind::fault) faults.emplace_back(o.invoke, o.completion.value_or(time_point::max()));
+  std::vector<bool> reentered(ops.size(), false);
+  for (auto& o : ops)
+    if (o.reentry_of && *o.reentry_of < ops.size()) reentered[*o.reentry_of] = true;
+  // Acquisitions of single-name exclusive locks, per name, by invoke.
+  auto exclusive = [](const op& a) { return a.names.empty() && a.permits == 0 && !a.shared && !a.leader; };
+  std::map<std::string, std::vector<const op*>> attempts;
+  for (auto& o : ops)
+    if (o.kind == op_kind::acquire && !o.reentry_of && exclusive(o)) attempts[o.resource].push_back(&o);
+  for (auto& rel : ops) {
+    if (rel.kind != op_kind::release || rel.result != outcome::ok || !rel.completion || !rel.acquire_op) continue;
+    auto& mine = ops.at(*rel.acquire_op);
+    if (mine.reentry_of || reentered[mine.id] || !exclusive(mine)) continue;
+    auto freed = *rel.completion, limit = freed + bound;
+    // Quiet since well before the release too: a key a fault left on a
+    // master, or a client still reconnecting, is not a slow wake-up.
+    bool quiet = std::none_of(faults.begin(), faults.end(),
+                              [&](auto& f) { return f.first <= limit && f.second + settle >= freed; });
+    if (!quiet) continue;
+    auto& v = attempts[mine.resource];
+    const op* waiter = nullptr;
+    bool taken = false;
+    std::vector<int> contenders;  // clients trying for it between the release and the bound
+    for (auto* a : v) {
+      // Taken once the release was asked for (another may win as it lands).
+      if (a->result == outcome::ok && a->completion && *a->completion > rel.invoke && *a->completion <= limit)
+        taken = true;
+      if (a->invoke < limit && (!a->completion || *a->completion > freed) &&
+          std::find(contenders.begin(), contenders.end(), a->client) == contenders.end())
+        contenders.push_back(a->client);
+      if (a->client == mine.client) continue;
+      if (a->invoke < freed && (!a->completion || *a->completion > freed) && a->invoke + wait > limit) waiter = a;
+    }
+    // Three or more contenders may split the votes round after round (no
+    // liveness under contention, docs/safety.md): judged with the waiter
+    // and at most the releasing client trying again.
+    if (!waiter || contenders.size() > 2) continue;
+    ++n;
+    if (taken) continue;
+    std::ostringstream m;
+    m << "resource " << mine.resource << ": released with c" << waiter->client << " waiting, and not taken within "
+      << bound.count() << " ms (no fault active)";
+    out.push_back(make("wake-up", m.str(), {mine.id, rel.id, waiter->id}, ops));
+  }
+  if (judged) *judged = n;
+  return out;
+}
+
+// (m)
+std::vector<violation> check_names(const std::vector<op>& ops) {
+  std::vector<violation> out;
+  for (auto& a : ops) {
+    if (a.kind != op_kind::acquire || a.result != outcome::ok || a.names_unheld.empty()) continue;
+    std::ostringstream m;
+    m << "acquisition of " << a.names.size() << " names together succeeded without holding:";
+    for (auto& n : a.names_unheld) m << " " << n;
+    out.push_back(make("names", m.str(), {a.id}, ops));
+  }
+  return out;
+}
+
 bool is_safety_checker(const std::string& checker) {
-  return checker != "bounded" && checker != "recovery" && checker != "residue" && checker != "nemesis";
+  return checker != "bounded" && checker != "recovery" && checker != "residue" && checker != "nemesis" &&
+         checker != "workload" && checker != "fifo" && checker != "wake-up";
 }
 
 // (f)
@@ -496,14 +675,27 @@ check_report check_all(const std::vector<op>& ops, const check_config& c) {
     }
   }
   add(check_permits(ops, &r.semaphore_full));
+  for (auto& [name, ws] : windows_of(ops)) {  // leadership that passed from one client to another
+    const window* before = nullptr;
+    for (auto& w : ws) {
+      if (!w.leader) continue;
+      ++r.leaders;
+      if (before && before->client != w.client) ++r.failovers;
+      before = &w;
+    }
+  }
   add(check_epochs(ops));
   if (c.fencing) {
     add(check_fence_order(ops));
     add(check_stale_writes(ops));
   }
   add(check_lease_expiry(ops));
-  add(check_lost_signal(ops, c.lost_slack));
+  add(check_lost_signal(ops, c.lost_slack_fraction, c.lost_slack_extra));
   add(check_release_after_takeover(ops));
+  add(check_revival(ops));
+  add(check_names(ops));
+  if (c.masters > 0) add(check_fifo(ops, c.masters, c.fifo_settle, &r.fifo_pairs));
+  if (c.wait.count() > 0) add(check_wakeup(ops, c.wait, c.wakeup_bound, c.wakeup_settle, &r.wakeups));
   add(check_bounded(ops, c.bounds));
   if (c.recovery) add(check_recovery(ops, c.resources, c.recovery_bound, c.workload_end, &r.recovery_periods));
   for (auto& o : ops) {
@@ -511,6 +703,7 @@ check_report check_all(const std::vector<op>& ops, const check_config& c) {
       auto& m = r.max_ms[to_string(o.kind)];
       m = std::max(m, ms_since(o.invoke, *o.completion));
     }
+    if (o.kind == op_kind::acquire && o.result == outcome::ok && o.reentry_of) ++r.reentries;
     if (o.kind == op_kind::acquire) {
       ++r.attempts;
       if (o.result == outcome::ok && !o.beliefs.empty()) ++r.leases;
@@ -518,10 +711,13 @@ check_report check_all(const std::vector<op>& ops, const check_config& c) {
     if (o.kind == op_kind::renewal) ++(o.result == outcome::ok ? r.renewals : r.renewals_failed);
     if (o.kind == op_kind::extend) ++(o.result == outcome::ok ? r.extends : r.extends_failed);
     if (o.kind == op_kind::lost) ++r.lost_signals;
-    if (judgeable(o)) ++r.probes_judged;
+    if (judgeable(o)) ++(probe_decided(o) ? r.probes_judged : r.probes_undecided);
     if ((o.kind == op_kind::renewal || o.kind == op_kind::extend) && o.result == outcome::ok && o.completion) {
+      // A fault that acted, active when the round completed, on this
+      // client's masters (every master fault) or on this client.
       bool under_fault = std::any_of(faults.begin(), faults.end(), [&](const op* f) {
-        return f->invoke <= *o.completion && (!f->completion || *o.completion <= *f->completion);
+        return f->acted && (f->fault_client < 0 || f->fault_client == o.client) && f->invoke <= *o.completion &&
+               (!f->completion || *o.completion <= *f->completion);
       });
       if (under_fault) ++(o.kind == op_kind::renewal ? r.renewals_under_faults : r.extends_under_faults);
     }

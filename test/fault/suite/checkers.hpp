@@ -116,11 +116,41 @@ std::vector<violation> check_recovery(const std::vector<op>& ops, const std::vec
 //     before the window the client believes in (a shortened key).
 std::vector<violation> check_lease_expiry(const std::vector<op>& ops);
 // (h) A renewed lock whose holder saw its validity run out gets its lost
-//     signal no later than `slack` after the end of its last window.
-std::vector<violation> check_lost_signal(const std::vector<op>& ops, std::chrono::milliseconds slack);
+//     signal no later than `slack_fraction` of its TTL (op::ttl) plus
+//     `slack_extra` after the end of its last window.
+std::vector<violation> check_lost_signal(const std::vector<op>& ops, double slack_fraction,
+                                         std::chrono::milliseconds slack_extra = std::chrono::milliseconds(0));
 // (i) A release that reports success was invoked before any other holder's
 //     window on that resource began (after this holder's began).
 std::vector<violation> check_release_after_takeover(const std::vector<op>& ops);
+// (l) A lease's window, once ended, stays ended: a look that finds a live
+//     deadline after the previous one had passed (a window revived between
+//     two looks) is a violation, unless a renewal or extend of this hold
+//     completed before that deadline (the move was only seen late).
+std::vector<violation> check_revival(const std::vector<op>& ops);
+// (n) Fair locks, no overtaking once queued: a fair acquisition B that
+//     was asked for after A (so its enqueue score is higher) must not be
+//     granted while A, queued by then (`settle` after A was asked for), is
+//     still waiting and later wins. Judged only over periods in which the
+//     faults hit at most N - Q masters and no client's links (A's place in
+//     line stays on a quorum); `judged` receives how many pairs were.
+std::vector<violation> check_fifo(const std::vector<op>& ops, std::size_t masters, std::chrono::milliseconds settle,
+                                  std::size_t* judged = nullptr);
+// (o) Wake-up latency: after a release that succeeded, with another
+//     client waiting for that lock (and still willing to wait `bound`
+//     more), some acquisition of it completes within `bound` (retry delay
+//     + jitter + node timeout + scheduling slack). Judged only when no
+//     fault was active from `settle` before the release (keys a fault left
+//     behind must have expired, clients reconnected) to the bound, with at most two clients contending
+//     (more may split the votes: no liveness under contention), and for single-name
+//     mutex, reentrant and fair holds without re-entries; `judged` receives
+//     how many releases were.
+std::vector<violation> check_wakeup(const std::vector<op>& ops, std::chrono::milliseconds wait,
+                                    std::chrono::milliseconds bound, std::chrono::milliseconds settle,
+                                    std::size_t* judged = nullptr);
+// (m) Names held together: every name asked for is held, with a token
+//     when fenced (op::names_unheld lists those that were not).
+std::vector<violation> check_names(const std::vector<op>& ops);
 
 /// Safety checkers find what must never happen (two holders, a token out of
 /// order, a stale write accepted, a lease the masters no longer back, a
@@ -148,7 +178,13 @@ struct check_config {
   time_point workload_end{};
   bool fencing = true;   ///< run (b) and (c)
   bool recovery = true;  ///< run (e)
-  std::chrono::milliseconds lost_slack{250};  ///< (h)
+  double lost_slack_fraction = 0.1;                ///< (h): of each lease's TTL ...
+  std::chrono::milliseconds lost_slack_extra{0};    ///< ... plus this
+  std::size_t masters = 0;                   ///< N, for (n); 0: (n) not run
+  std::chrono::milliseconds fifo_settle{200};  ///< (n)
+  std::chrono::milliseconds wait{0};         ///< (o): the acquisitions' wait; 0: (o) not run
+  std::chrono::milliseconds wakeup_bound{0};  ///< (o)
+  std::chrono::milliseconds wakeup_settle{2500};  ///< (o)
 };
 
 struct check_report {
@@ -158,10 +194,17 @@ struct check_report {
   std::size_t writes_accepted = 0, writes_rejected = 0;
   std::size_t recovery_periods = 0;
   std::size_t leases = 0, renewals = 0, renewals_failed = 0, extends = 0, extends_failed = 0, lost_signals = 0;
-  std::size_t renewals_under_faults = 0, extends_under_faults = 0;  ///< completed while a fault was active
-  std::size_t probes_judged = 0;  ///< probes (g) could judge
+  /// Completed while a fault that acted was active on the holder's masters
+  /// (or on the holder itself, for a client fault).
+  std::size_t renewals_under_faults = 0, extends_under_faults = 0;
+  std::size_t probes_judged = 0;     ///< probes (g) decided: a quorum read backing the window, or too few that could
+  std::size_t probes_undecided = 0;  ///< too few backing, but enough unreadable that they might
   std::size_t semaphore_full = 0;  ///< semaphore windows that began with every other permit held (j)
   std::size_t reads_shared = 0;    ///< read windows that began while another read window was open (a)
+  std::size_t fifo_pairs = 0;      ///< pairs of fair waiters whose order (n) judged
+  std::size_t reentries = 0;       ///< re-entries granted (op::reentry_of)
+  std::size_t wakeups = 0;         ///< releases with a waiter that (o) judged
+  std::size_t leaders = 0, failovers = 0;  ///< election terms, and terms that followed another client's
   std::map<std::string, std::size_t> by_checker;  ///< violations per checker
   std::map<std::string, double> max_ms;           ///< longest completed operation, by kind
 };

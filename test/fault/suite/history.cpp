@@ -64,6 +64,7 @@ const char* to_string(op_kind k) {
     case op_kind::lost: return "lost";
     case op_kind::probe: return "probe";
     case op_kind::renewal: return "renewal";
+    case op_kind::section: return "section";
   }
   return "?";
 }

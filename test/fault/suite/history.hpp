@@ -28,6 +28,8 @@ enum class op_kind : std::uint8_t {
   lost,     ///< a renewed lock's lost signal (invoke = completion = when it ran)
   probe,    ///< the masters read directly (not through the proxies) while a lease is held
   renewal,  ///< a watchdog renewal as the client's observer reported it (invoke = completion)
+  section,  ///< a data section on the storage (storage_register.hpp): begin .. write-back; ok
+            ///< (written back or read in the window), fail (too late), unknown (abandoned)
 };
 
 /// One master as a probe read it: the lock still ours there, and until when.
@@ -68,6 +70,7 @@ struct op {
   /// the end of the time the holder went on believing it held the lock.
   std::vector<std::pair<time_point, time_point>> beliefs;
   bool renewed = false;  ///< acquired with renew = true
+  std::chrono::milliseconds ttl{0};  ///< the TTL asked for (lost-signal slack: a tenth of it)
 
   /// Semaphores: how many may hold `resource` at once (0: not a semaphore),
   /// and the permit slot this holder has. A slot excludes like a lock of its
@@ -83,8 +86,11 @@ struct op {
   /// held (lock::names(), `resource` among them) and, fenced, each name's
   /// token (lock::fences(), in that order). Each name gets a window of its
   /// own, the set's window, judged like a lock of its own.
-  std::vector<std::string> names;
+  std::vector<std::string> names;  ///< as asked for (acquire_options::together, with `resource`)
   std::vector<std::uint64_t> fences;
+  /// Names asked for that the lock does not hold (not in lock::names(), or,
+  /// fenced, without a token in lock::fences()): check_names.
+  std::vector<std::string> names_unheld;
   /// Reentrant and fair locks: a re-entry of the hold acquisition
   /// `reentry_of` took (the same hold, one more level, its own release):
   /// never judged against that hold, which it is.
@@ -92,13 +98,20 @@ struct op {
   /// Leader election: a leader's term (campaign .. resign); `fence` is the
   /// epoch, judged by check_epochs instead of check_fence_order.
   bool leader = false;
+  /// A fair lock's acquisition (check_fifo: no overtaking once queued).
+  bool fair = false;
 
   // ---- releases, writes, extends, lost signals, probes ----
   std::optional<std::size_t> acquire_op;  ///< the acquisition this op belongs to
   std::optional<std::uint64_t> token;     ///< write: the token sent
 
   // ---- faults ----
-  bool acted = false;  ///< seen to act (proxy counters, a stopped process, a clock read, ...)
+  /// Seen to act on traffic or state a client depended on (nemesis.cpp: a
+  /// request delayed, withheld or cut while pending, an expiry moved, a
+  /// window counted on a changed clock, a stale write attempted).
+  bool acted = false;
+  std::vector<std::size_t> fault_masters;  ///< the masters it hit (none: a client fault)
+  int fault_client = -1;                   ///< the client it hit (-1: every client)
 
   // ---- probes ----
   std::vector<master_view> masters;

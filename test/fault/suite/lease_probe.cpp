@@ -21,18 +21,17 @@ struct reply_deleter {
 };
 using reply_ptr = std::unique_ptr<redisReply, reply_deleter>;
 
-reply_ptr command(redisContext* c, std::initializer_list<std::string> words) {
+void append(redisContext* c, const std::vector<std::string>& words) {
   std::vector<const char*> argv;
   std::vector<std::size_t> lens;
   for (auto& w : words) {
     argv.push_back(w.data());
     lens.push_back(w.size());
   }
-  return reply_ptr(static_cast<redisReply*>(
-      redisCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lens.data())));
+  redisAppendCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lens.data());
 }
 
-probe_reply copy(const reply_ptr& r) {
+probe_reply copy(const redisReply* r) {
   probe_reply out;
   if (!r) return out;
   switch (r->type) {
@@ -60,10 +59,10 @@ lease_probe::~lease_probe() {
   thread_.join();
 }
 
-void lease_probe::submit(std::string key, std::string token, bool hash, done_fn done) {
+void lease_probe::submit(std::string key, std::string token, bool hash, done_fn done, time_point not_after) {
   {
     std::lock_guard g(mutex_);
-    jobs_.push_back({std::move(key), std::move(token), hash, std::move(done)});
+    jobs_.push_back({std::move(key), std::move(token), hash, std::move(done), not_after});
   }
   wake_.notify_one();
 }
@@ -78,7 +77,9 @@ void lease_probe::run() {
       j = std::move(jobs_.front());
       jobs_.pop_front();
     }
-    j.done(read(j));
+    // A job whose holder stopped waiting is answered unread: a backlog of
+    // probes behind a stopped master drains at once.
+    j.done(steady::now() < j.not_after ? read(j) : std::vector<master_view>{});
   }
 }
 
@@ -89,8 +90,26 @@ std::vector<master_view> lease_probe::read(const job& j) const {
     probe_reply owner, pttl;  // none unless they come
     std::unique_ptr<redisContext, context_deleter> c(redisConnectWithTimeout("127.0.0.1", m.port, connect_timeout));
     if (c && !c->err && redisSetTimeout(c.get(), reply_timeout) == REDIS_OK) {
-      owner = copy(j.hash ? command(c.get(), {"HEXISTS", j.key, j.token}) : command(c.get(), {"GET", j.key}));
-      if (owner.is != probe_reply::type::none) pttl = copy(command(c.get(), {"PTTL", j.key}));
+      // Owner and PTTL in one transaction: a key that expires and is taken
+      // again between two separate reads would read as ours until the
+      // other holder's expiry. Pipelined: a stopped master costs one
+      // reply timeout, not four.
+      std::vector<std::vector<std::string>> commands{
+          {"MULTI"},
+          j.hash ? std::vector<std::string>{"HEXISTS", j.key, j.token} : std::vector<std::string>{"GET", j.key},
+          {"PTTL", j.key},
+          {"EXEC"}};
+      for (auto& words : commands) append(c.get(), words);
+      std::vector<reply_ptr> replies;
+      for (std::size_t i = 0; i < commands.size(); ++i) {
+        void* r = nullptr;
+        if (redisGetReply(c.get(), &r) != REDIS_OK) break;
+        replies.emplace_back(static_cast<redisReply*>(r));
+      }
+      if (replies.size() == 4 && replies[3] && replies[3]->type == REDIS_REPLY_ARRAY && replies[3]->elements == 2) {
+        owner = copy(replies[3]->element[0]);
+        pttl = copy(replies[3]->element[1]);
+      }
     }
     auto replied = steady::now();
     out.push_back(judge_master_reading(owner, pttl, j.token, j.hash, replied, m.clock_rate ? m.clock_rate() : 1.0));

@@ -37,14 +37,16 @@ class lease_probe {
 
   /// Queues a read of `key` on every master: ours when it holds `token`
   /// (a string lock) or has the field `token` (a hash lock). `done` runs on
-  /// the probe's thread.
-  void submit(std::string key, std::string token, bool hash, done_fn done);
+  /// the probe's thread; with no masters read when the job's turn comes
+  /// after `not_after` (the holder no longer waits for it).
+  void submit(std::string key, std::string token, bool hash, done_fn done, time_point not_after = time_point::max());
 
  private:
   struct job {
     std::string key, token;
     bool hash = false;
     done_fn done;
+    time_point not_after = time_point::max();
   };
   std::vector<master_view> read(const job& j) const;
   void run();

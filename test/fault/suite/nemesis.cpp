@@ -191,6 +191,11 @@ void nemesis::heal(std::size_t index) {
   bool acted = a.acted && a.acted();
   a.heal();
   a.healed = true;
+  // A fast master clock and a slow client clock each use most of the drift
+  // allowance: never both on one window (the longest TTL apart).
+  auto apart = workload_.options().ttl_max * 5 / 4;
+  if (a.type == fault_type::server_clock_fast_bounded) fast_master_clear_ = steady::now() + apart;
+  if (a.type == fault_type::client_clock_slow_bounded) slow_client_clear_ = steady::now() + apart;
   history_.update(a.op, [&](op& o) { o.acted = acted; });
   history_.complete(a.op, steady::now(), outcome::ok);
 }
@@ -226,22 +231,36 @@ std::size_t nemesis::apply(fault_type t, std::vector<std::size_t> masters, int c
       if (auto* p = c.proxy(m)) sum += field(p->stats());
     return sum;
   };
-  auto faults_applied = [](const proxy_stats& s) { return s.faults_applied; };
+  // What "acted" means, per kind (the proxies' counters of traffic a client
+  // waited on): a request delayed (delayed, sliced), withheld (held), cut
+  // while pending (resets_pending), refused (upstream_failures: a client
+  // reconnecting to a dead master), delivered to a master stopped, paused or
+  // on a changed clock (bytes_served while the fault lasted).
+  auto delayed = [](const proxy_stats& s) { return s.delayed_chunks; };
+  auto sliced = [](const proxy_stats& s) { return s.sliced_chunks; };
+  auto held = [](const proxy_stats& s) { return s.held_chunks; };
+  auto cut = [](const proxy_stats& s) { return s.resets_pending; };
+  auto refused = [](const proxy_stats& s) { return s.upstream_failures; };
+  auto accepted = [](const proxy_stats& s) { return s.connections_accepted; };
   auto bytes_served = [](const proxy_stats& s) { return s.bytes_client_to_server; };
   // Taken before the fault is applied: a setter may act at once (live pipes).
-  auto faults_before = proxy_total(faults_applied), bytes_before = proxy_total(bytes_served);
-  auto proxy_grew = [proxy_total](auto field, std::uint64_t before) {
-    return [proxy_total, field, before] { return proxy_total(field) > before; };
+  auto proxy_grew = [proxy_total](auto field) {
+    return [proxy_total, field, before = proxy_total(field)] { return proxy_total(field) > before; };
   };
+  auto either = [](std::function<bool()> x, std::function<bool()> y) { return [x, y] { return x() || y(); }; };
+  const bool proxied = c.proxy(0) != nullptr;
   auto now = steady::now();
   switch (t) {
     case fault_type::sigstop: {
+      auto served = proxy_grew(bytes_served);
       bool all_stopped = true;
       each([&](auto m) {
         c.master(m).pause();
         all_stopped = all_stopped && stopped(c.master(m).pid());
       });
-      a.acted = [all_stopped] { return all_stopped; };
+      // A request reached a stopped master (and waited there).
+      if (proxied) a.acted = [all_stopped, served] { return all_stopped && served(); };
+      else a.acted = [all_stopped] { return all_stopped; };
       a.heal = [&c, masters] {
         for (auto m : masters) c.master(m).resume();
       };
@@ -249,7 +268,9 @@ std::size_t nemesis::apply(fault_type t, std::vector<std::size_t> masters, int c
     }
     case fault_type::kill9_aof_restart:
       each([&](auto m) { c.master(m).kill9(); });
-      a.acted = [&c, masters] {
+      // A client tried to reach a dead master (its reconnect refused).
+      if (proxied) a.acted = proxy_grew(refused);
+      else a.acted = [&c, masters] {
         return std::none_of(masters.begin(), masters.end(), [&](auto m) { return c.master(m).running(); });
       };
       a.heal = [&c, masters] {
@@ -298,9 +319,12 @@ std::size_t nemesis::apply(fault_type t, std::vector<std::size_t> masters, int c
       break;
     case fault_type::client_pause_write: {
       auto ms = uniform<long long>(200, 2000);
+      auto served = proxy_grew(bytes_served);
       bool paused = true;
       each([&](auto m) { paused = c.master(m).command({"CLIENT", "PAUSE", std::to_string(ms), "WRITE"}) == "OK" && paused; });
-      a.acted = [paused] { return paused; };
+      // Every lock request is a write: one that reached the master waited.
+      if (proxied) a.acted = [paused, served] { return paused && served(); };
+      else a.acted = [paused] { return paused; };
       detail << " for up to " << ms << " ms";
       a.heal = [&c, masters] {
         for (auto m : masters) c.master(m).command({"CLIENT", "UNPAUSE"});
@@ -382,12 +406,12 @@ std::size_t nemesis::apply(fault_type t, std::vector<std::size_t> masters, int c
         }
       }
       std::uint64_t before = 0;
-      for (auto* l : links) before += l->stats().faults_applied;
+      for (auto* l : links) before += l->stats().held_chunks;
       for (auto* l : links) l->set_blackhole(direction::both);
       a.acted = [links, before] {
-        std::uint64_t now_applied = 0;
-        for (auto* l : links) now_applied += l->stats().faults_applied;
-        return now_applied > before;  // a live link was held (or a new one drawn)
+        std::uint64_t now_held = 0;
+        for (auto* l : links) now_held += l->stats().held_chunks;
+        return now_held > before;  // a request or reply withheld on a cut link
       };
       a.heal = [links] {
         for (auto* l : links) heal_proxy(*l);
@@ -402,11 +426,23 @@ std::size_t nemesis::apply(fault_type t, std::vector<std::size_t> masters, int c
     case fault_type::server_clock_fast_bounded:
     case fault_type::server_clock_slow:
     case fault_type::server_clock_fast: {
-      double rate = t == fault_type::server_clock_fast_bounded ? 1.0 + 0.4 * drift
+      // Fast within the allowance: 0.9 x drift_factor for at least a whole
+      // TTL, so an expiry moves by nearly all the allowance (never with a
+      // slow client clock: see pick_and_apply). Slow: the expiry moves later
+      // by (1 - rate) x the time it lasts.
+      double rate = t == fault_type::server_clock_fast_bounded ? 1.0 + 0.9 * drift
                     : t == fault_type::server_clock_slow       ? uniform<double>(0.5, 0.95)
                                                                : 10.0;
+      if (t == fault_type::server_clock_fast_bounded) a.not_before = now + w.options().ttl_max;
       each([&](auto m) { c.clock(m)->set_rate(rate); });
       detail << " rate " << std::setprecision(6) << rate;
+      auto served = proxy_grew(bytes_served);
+      auto tenth = w.options().ttl_max / 10;
+      auto since = now;
+      a.acted = [served, rate, tenth, since] {
+        auto moved = std::chrono::duration<double>(steady::now() - since) * std::abs(1.0 - rate);
+        return served() && (rate > 1.0 || moved >= tenth);  // fast: as far as the allowance lets it
+      };
       a.heal = [&c, masters] {
         for (auto m : masters) c.clock(m)->set_rate(1.0);
       };
@@ -417,21 +453,32 @@ std::size_t nemesis::apply(fault_type t, std::vector<std::size_t> masters, int c
       auto j = t == fault_type::server_clock_back_jump ? -uniform<long long>(100, 1000) : uniform<long long>(2000, 5000);
       each([&](auto m) { c.clock(m)->set_offset(c.clock(m)->offset() + milliseconds(j)); });
       detail << " by " << j << " ms (not undone)";
+      // Every expiry on it moved by the step (>= 100 ms: a tenth of the
+      // longest TTL): acted when a request was served on the stepped clock.
+      a.acted = proxied ? proxy_grew(bytes_served) : std::function<bool()>([] { return true; });
       a.heal = [] {};  // stepping back again would be a forward step
       break;
     }
     case fault_type::client_clock_jump: {
       auto j = uniform<long long>(50, 2000);
+      bool holding = w.holding(static_cast<std::size_t>(client)) > 0;
       w.clock(static_cast<std::size_t>(client)).jump(milliseconds(j));
-      detail << " +" << j << " ms";
+      detail << " +" << j << " ms" << (holding ? " (holding)" : "");
+      // Acted on the windows it cut short, or on the acquisitions that
+      // counted their validity on the moved clock.
+      a.acted = [&w, client, holding, before = w.acquired_by(static_cast<std::size_t>(client))] {
+        return holding || w.acquired_by(static_cast<std::size_t>(client)) > before;
+      };
       a.heal = [] {};
       break;
     }
     case fault_type::client_clock_fast:
     case fault_type::client_clock_slow_bounded:
     case fault_type::client_clock_slow: {
+      // Slow within the allowance: 0.9 x drift_factor (never with a fast
+      // master clock: see pick_and_apply).
       double rate = t == fault_type::client_clock_fast           ? uniform<double>(1.5, 4.0)
-                    : t == fault_type::client_clock_slow_bounded ? 1.0 - 0.4 * drift
+                    : t == fault_type::client_clock_slow_bounded ? 1.0 - 0.9 * drift
                                                                  : 0.5;
       auto& clk = w.clock(static_cast<std::size_t>(client));
       clk.set_rate(rate);
@@ -448,36 +495,37 @@ std::size_t nemesis::apply(fault_type t, std::vector<std::size_t> masters, int c
   }
   if (!a.acted) {
     switch (t) {
-      case fault_type::delayed_restart:
-        a.acted = [&c, masters] {
-          return std::none_of(masters.begin(), masters.end(), [&](auto m) { return c.master(m).running(); });
-        };
+      case fault_type::delayed_restart:  // a client's request withheld, or its reconnect refused
+        a.acted = either(proxy_grew(held), proxy_grew(refused));
         break;
       case fault_type::latency:
-      case fault_type::blackhole:
-      case fault_type::reset:
+        a.acted = proxy_grew(delayed);
+        break;
       case fault_type::slicing:
       case fault_type::slow_link:
-      case fault_type::proxy_down:
+        a.acted = proxy_grew(sliced);
+        break;
+      case fault_type::blackhole:
       case fault_type::partition:
-        a.acted = proxy_grew(faults_applied, faults_before);  // chunks delayed/sliced, pipes held, connections reset
+        a.acted = proxy_grew(held);
         break;
-      case fault_type::server_clock_fast_bounded:
-      case fault_type::server_clock_slow:
-      case fault_type::server_clock_back_jump:
-      case fault_type::server_clock_fast:
-      case fault_type::server_clock_forward_jump:
-        a.acted = proxy_grew(bytes_served, bytes_before);  // the master served requests on its changed clock
+      case fault_type::reset:
+        a.acted = proxy_grew(cut);
         break;
-      case fault_type::client_clock_jump:
+      case fault_type::proxy_down:  // cut while pending, or a reconnect reset
+        a.acted = either(proxy_grew(cut), proxy_grew(accepted));
+        break;
       case fault_type::client_clock_fast:
       case fault_type::client_clock_slow_bounded:
       case fault_type::client_clock_slow: {
-        auto& clk = w.clock(static_cast<std::size_t>(client));
-        a.acted = [&clk, before = clk.reads()] { return clk.reads() > before; };
+        // A window counted on the changed clock: held or begun meanwhile.
+        auto k = static_cast<std::size_t>(client);
+        a.acted = [&w, k, holding = w.holding(k) > 0, before = w.acquired_by(k)] {
+          return holding || w.acquired_by(k) > before;
+        };
         break;
       }
-      case fault_type::holder_pause:
+      case fault_type::holder_pause:  // a write attempted after the holder's window ended
         a.acted = [&w, client, before = w.paused_writes(static_cast<std::size_t>(client))] {
           return w.paused_writes(static_cast<std::size_t>(client)) > before;
         };
@@ -489,6 +537,8 @@ std::size_t nemesis::apply(fault_type t, std::vector<std::size_t> masters, int c
   op o;
   o.kind = op_kind::fault;
   o.resource = name(t);
+  o.fault_masters = masters;
+  o.fault_client = client;
   o.detail = detail.str();
   o.invoke = now;
   a.op = history_.invoke(o);
@@ -518,6 +568,14 @@ fault_type nemesis::draw_type() {
 bool nemesis::pick_and_apply(fault_type t) {
   auto n = cluster_.size(), q = cluster_.quorum();
   auto free = free_masters();
+  if (t == fault_type::server_clock_fast_bounded) {
+    if (steady::now() < slow_client_clear_) return false;
+    fast_master_clear_ = time_point::max();
+  }
+  if (t == fault_type::client_clock_slow_bounded) {
+    if (steady::now() < fast_master_clear_) return false;
+    slow_client_clear_ = time_point::max();
+  }
   switch (t) {
     case fault_type::client_clock_jump:
     case fault_type::client_clock_fast:
@@ -602,9 +660,11 @@ round_config safe_round(std::uint64_t seed, milliseconds duration) {
   // own proxy in front of the master's), for per-client partitions.
   if (r.cluster.masters == 5) r.cluster.client_views = r.workload.clients;
   r.workload.seed = seed;
-  r.workload.resources = 6;
+  // Ten resources: a fifth of the sections hold up to their window's end,
+  // so throughput comes from many locks at once.
+  r.workload.resources = 10;
   r.workload.key_prefix = "s" + std::to_string(seed) + ":";
-  r.workload.lease_resources = 2;  // res4, res5: renewed and extended leases
+  r.workload.lease_resources = 3;  // res7-res9: renewed and extended leases
   // Every lock kind under the same faults: seeds 1, 2 (mod 4) the mutex on 5
   // and 3 masters, 3 the fair lock on 5, 0 the reentrant lock on 3. Fair
   // seeds 3 (mod 8) run unfenced, where releases hand the lock over to the
@@ -627,6 +687,9 @@ round_config safe_round(std::uint64_t seed, milliseconds duration) {
   // timeout, so polls with two timeouts share each line. Its keys still
   // expire (2 x 375 ms) before the end-of-round residue check.
   if (seed % 16 == 3) r.workload.odd_clients_queue_timeout = 375ms;
+  // Mutex seeds 2 (mod 4), N = 3 (CTest's seed 2): the clients share an
+  // io_context run by two threads.
+  if (seed % 4 == 2) r.workload.io_threads = 2;
   r.nemesis.seed = seed;
   r.nemesis.types = safe_fault_types(r.cluster, r.workload);
   r.nemesis.long_quiet = r.recovery_bound + 300ms;
@@ -669,8 +732,8 @@ round_config read_write_round(std::uint64_t seed, milliseconds duration) {
   return variant_round(seed, duration, "rw", lock_kind::write, [](workload_options& w) {
     w.read_p = 0.7;
     w.clients = 5;
-    w.resources = 3;
-    w.lease_resources = 1;  // res2: renewed and extended reads and writes
+    w.resources = 6;
+    w.lease_resources = 1;  // res5: renewed and extended reads and writes
   });
 }
 
@@ -678,7 +741,24 @@ round_config together_round(std::uint64_t seed, milliseconds duration) {
   return variant_round(seed, duration, "multi", lock_kind::mutex, [](workload_options& w) {
     w.together_max = 3;
     w.resources = 5;
-    w.lease_resources = 0;
+    w.lease_resources = 1;  // res4's sets: renewed and extended, every name probed
+  });
+}
+
+round_config fair_round(std::uint64_t seed, milliseconds duration) {
+  // Unfenced for seeds 1 mod 3 (hand-overs), fenced otherwise (woken
+  // heads poll); two queue timeouts in one line for seeds 3 mod 4.
+  return variant_round(seed, duration, "fair", lock_kind::fair, [seed](workload_options& w) {
+    w.queue_timeout = 250ms;
+    w.fenced = seed % 3 != 1;
+    if (seed % 4 == 3) w.odd_clients_queue_timeout = 375ms;
+  });
+}
+
+round_config reentrant_round(std::uint64_t seed, milliseconds duration) {
+  return variant_round(seed, duration, "reent", lock_kind::reentrant, [seed](workload_options& w) {
+    w.fenced = seed % 2 == 0;
+    w.reentry_p = 0.4;
   });
 }
 
@@ -766,6 +846,7 @@ round_result run_round(const round_config& cfg) {
   auto nemesis_end = end - cfg.tail;
   std::string nemesis_error;
   std::thread chaos([&] {
+    if (cfg.nemesis.types.empty()) return;  // a fault-free history
     try {
       n.run_until(nemesis_end);
     } catch (const std::exception& e) {
@@ -794,6 +875,13 @@ round_result run_round(const round_config& cfg) {
   std::this_thread::sleep_for(wait);
   if (cfg.residue) out.residue = check_residue(c.keys());
   lap("TTLs waited, residue checked");
+  // The data-level verdict, from the storage alone.
+  std::vector<violation> data;
+  if (cfg.workload.data) {
+    auto [host, port] = host_port(c.storage_uri());
+    auto registers = read_registers(host, port);
+    data = check_data(registers.logs, registers.counters, &out.data);
+  }
   out.ops = h.snapshot();
   resolve_deadlines(out.ops, [&](int clock, time_point t) { return w.to_steady(clock, t); });
   check_config cc;
@@ -802,8 +890,37 @@ round_result run_round(const round_config& cfg) {
   cc.recovery_bound = cfg.recovery_bound;
   cc.workload_end = workload_end;
   cc.fencing = cfg.workload.fenced;
-  cc.lost_slack = cfg.workload.lost_slack;
+  // (h): the bound the library keeps (docs/algorithm.md, section 3): the
+  // watchdog's next wake-up (a third of the TTL) after a window found over
+  // (a clock jump, a pause), or the end of a renewal in flight (the node
+  // timeout), plus a tenth of the TTL. A tenth alone is not kept: see
+  // lost_signal_within_a_tenth_of_the_ttl_after_a_clock_jump (label known_issue).
+  cc.lost_slack_fraction = 0.1 + 1.0 / 3.0;
+  cc.lost_slack_extra = cfg.workload.node_timeout;
+  if (cfg.workload.kind == lock_kind::fair) cc.masters = cfg.cluster.masters;
+  // (o): a waiter is woken (section 10) or retries within retry delay +
+  // jitter + node timeout; plus what a loaded 2-core machine (and a
+  // sanitized build) may add to the client's turn.
+  // Sets have no wake list, semaphores and read-write locks other waiters.
+  bool single_exclusive = cfg.workload.together_max < 2 && !cfg.workload.election &&
+                          (cfg.workload.kind == lock_kind::mutex || cfg.workload.kind == lock_kind::reentrant ||
+                           cfg.workload.kind == lock_kind::fair);
+  if (single_exclusive) cc.wait = cfg.workload.wait;
+  // Keys a fault left behind live up to the longest TTL (a second more
+  // after a master clock stepped back); clients reconnect within a second.
+  cc.wakeup_settle = cfg.workload.ttl_max + 2000ms;
+  cc.wakeup_bound = cfg.workload.retry_delay + cfg.workload.retry_jitter + cfg.workload.node_timeout +
+                    cfg.workload.wakeup_slack;
   out.report = check_all(out.ops, cc);
+  for (auto& v : data) {
+    out.report.by_checker[v.checker] += 1;
+    out.report.violations.push_back(std::move(v));
+  }
+  if (w.died() > 0) {  // a worker that died stopped testing its resource: never a silent pass
+    out.report.violations.push_back(
+        {"workload", std::to_string(w.died()) + " worker(s) died (see \"worker ... died\" above)", {}});
+    out.report.by_checker["workload"] += 1;
+  }
   if (!nemesis_error.empty()) {  // the run itself broke: never a silent pass
     out.report.violations.push_back({"nemesis", "the nemesis failed: " + nemesis_error, {}});
     out.report.by_checker["nemesis"] += 1;
@@ -826,8 +943,14 @@ void tally::add(const round_result& r) {
   recovery_periods += r.report.recovery_periods;
   semaphore_full += r.report.semaphore_full;
   reads_shared += r.report.reads_shared;
+  fifo_pairs += r.report.fifo_pairs;
+  reentries += r.report.reentries;
+  wakeups += r.report.wakeups;
+  leaders += r.report.leaders;
+  failovers += r.report.failovers;
   faults += r.faults_acted;
   faults_injected += r.faults_injected;
+  data.add(r.data);
   violations += r.violations();
   for (auto& [k, v] : r.report.by_checker) by_checker[k] += v;
   if (!r.residue.empty()) by_checker["residue"] += r.residue.size();
@@ -842,6 +965,7 @@ void tally::add(const round_result& r) {
   extends_under_faults += r.report.extends_under_faults;
   lost_signals += r.report.lost_signals;
   probes_judged += r.report.probes_judged;
+  probes_undecided += r.report.probes_undecided;
   for (auto& [k, s] : r.faults) {
     auto& t = by_type[k];
     t.injected += s.injected;
@@ -863,11 +987,22 @@ void tally::print(std::ostream& os) const {
   if (semaphore_full > 0)
     os << "  semaphore windows begun with every other permit held (the semaphore full): " << semaphore_full << "\n";
   if (reads_shared > 0) os << "  read windows begun while another read was held (reads shared): " << reads_shared << "\n";
+  if (fifo_pairs > 0) os << "  fair waiters whose grant order was judged (no overtaking once queued): " << fifo_pairs << "\n";
+  if (reentries > 0) os << "  re-entries granted: " << reentries << "\n";
+  if (wakeups > 0) os << "  releases with a waiter, the lock taken again within the wake-up bound: " << wakeups << "\n";
+  if (leaders > 0) os << "  leaders " << leaders << ", of which after another client's term (failovers) " << failovers << "\n";
   if (leases > 0)
     os << "  leases " << leases << ": renewals " << renewals << " (" << renewals_under_faults << " under faults, "
        << renewals_failed << " failed), extends " << extends << " (" << extends_under_faults << " under faults, "
-       << extends_failed << " failed), lost signals " << lost_signals << ", master probes judged " << probes_judged
+       << extends_failed << " failed), lost signals " << lost_signals << ", master probes judged " << probes_judged << " (undecided " << probes_undecided << ")"
        << "\n";
+  if (data.sections + data.late + data.abandoned > 0)
+    os << "  data (from the storage alone): " << data.sections << " sections judged (" << data.writes
+       << " written back, " << data.reads << " reads), " << data.lost_updates << " lost updates, " << data.overlaps
+       << " overlaps (" << std::setprecision(1) << data.exposure_ms << " ms exposure); not judged: " << data.late
+       << " past the deadline, " << data.abandoned << " abandoned, " << data.unfinished << " unfinished, "
+       << data.unjudged_overlaps << " overlaps with those; reads shared " << data.reads_shared
+       << ", semaphore full " << data.full << "\n";
   if (!by_checker.empty()) {
     os << "  violations by checker:";
     for (auto& [k, v] : by_checker) os << " " << k << "=" << v;
@@ -875,9 +1010,96 @@ void tally::print(std::ostream& os) const {
   }
   if (faults_injected != faults)
     os << "  faults injected " << faults_injected << ", of which seen to act " << faults << " (only these count)\n";
-  os << "fault suite: " << histories << " histories, " << acquisitions << " acquisitions checked, " << faults
-     << " faults injected, " << violations << " violations (" << safety << " safety, " << liveness << " liveness)"
+  os << "fault suite: " << histories << " histories, " << acquisitions << " acquisitions checked, "
+     << data.sections << " data-checked sections, " << faults << " faults injected, " << violations << " violations (" << safety << " safety, " << liveness << " liveness)"
      << std::endl;
+}
+
+namespace {
+
+// Every count of a tally by name, for write() and read().
+template <typename T, typename F>
+void each_count(T& t, F&& f) {
+  f("histories", t.histories);
+  f("acquisitions", t.acquisitions);
+  f("faults", t.faults);
+  f("faults_injected", t.faults_injected);
+  f("violations", t.violations);
+  f("safety", t.safety);
+  f("liveness", t.liveness);
+  f("leases", t.leases);
+  f("renewals", t.renewals);
+  f("renewals_failed", t.renewals_failed);
+  f("renewals_under_faults", t.renewals_under_faults);
+  f("extends", t.extends);
+  f("extends_failed", t.extends_failed);
+  f("extends_under_faults", t.extends_under_faults);
+  f("lost_signals", t.lost_signals);
+  f("probes_judged", t.probes_judged);
+  f("probes_undecided", t.probes_undecided);
+  f("attempts", t.attempts);
+  f("writes_accepted", t.writes_accepted);
+  f("writes_rejected", t.writes_rejected);
+  f("recovery_periods", t.recovery_periods);
+  f("semaphore_full", t.semaphore_full);
+  f("reads_shared", t.reads_shared);
+  f("fifo_pairs", t.fifo_pairs);
+  f("reentries", t.reentries);
+  f("leaders", t.leaders);
+  f("failovers", t.failovers);
+  f("wakeups", t.wakeups);
+  f("data.sections", t.data.sections);
+  f("data.writes", t.data.writes);
+  f("data.reads", t.data.reads);
+  f("data.late", t.data.late);
+  f("data.abandoned", t.data.abandoned);
+  f("data.unfinished", t.data.unfinished);
+  f("data.lost_updates", t.data.lost_updates);
+  f("data.overlaps", t.data.overlaps);
+  f("data.unjudged_overlaps", t.data.unjudged_overlaps);
+  f("data.reads_shared", t.data.reads_shared);
+  f("data.full", t.data.full);
+}
+
+}  // namespace
+
+void tally::write(std::ostream& os) const {
+  each_count(*this, [&](const char* name, const std::size_t& v) { os << name << " " << v << "\n"; });
+  os << "data.exposure_ms " << data.exposure_ms << "\n";
+  for (auto& [k, s] : by_type)
+    os << "type " << k << " " << s.injected << " " << s.acted << " " << s.total_ms << " " << s.acquisitions_during
+       << "\n";
+  for (auto& [k, v] : by_checker) os << "checker " << k << " " << v << "\n";
+}
+
+void tally::read(std::istream& is) {
+  std::map<std::string, std::size_t*> counts;
+  each_count(*this, [&](const char* name, std::size_t& v) { counts[name] = &v; });
+  for (std::string name; is >> name;) {
+    if (name == "type") {
+      std::string k;
+      fault_stats s;
+      is >> k >> s.injected >> s.acted >> s.total_ms >> s.acquisitions_during;
+      auto& t = by_type[k];
+      t.injected += s.injected;
+      t.acted += s.acted;
+      t.total_ms += s.total_ms;
+      t.acquisitions_during += s.acquisitions_during;
+    } else if (name == "checker") {
+      std::string k;
+      std::size_t v = 0;
+      is >> k >> v;
+      by_checker[k] += v;
+    } else if (name == "data.exposure_ms") {
+      double v = 0;
+      is >> v;
+      data.exposure_ms += v;
+    } else {
+      std::size_t v = 0;
+      is >> v;
+      if (auto it = counts.find(name); it != counts.end()) *it->second += v;
+    }
+  }
 }
 
 void report_failure(std::ostream& os, const round_result& r, const std::string& reproduce, std::size_t limit) {

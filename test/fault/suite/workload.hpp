@@ -13,6 +13,7 @@
 #include "drift_clock.hpp"
 #include "history.hpp"
 #include "lease_probe.hpp"
+#include "storage_register.hpp"
 
 #include <redlock/lock.hpp>
 #include <redlock/options.hpp>
@@ -41,13 +42,39 @@ struct workload_options {
   milliseconds node_timeout{40};
   milliseconds wait{250};  ///< acquire_options::wait
   milliseconds retry_delay{10}, retry_jitter{8};
+  /// Check (o): what the machine may add to a waiter's turn beyond retry
+  /// delay + jitter + node timeout (a sanitized build on 2 busy cores).
+#if defined(__SANITIZE_ADDRESS__)
+  milliseconds wakeup_slack{400};
+#else
+  milliseconds wakeup_slack{100};
+#endif
   milliseconds hold_max{3};  ///< critical section sleep, uniform in [0, hold_max] ...
-  double long_hold_p = 0.05;          ///< ... or, with this probability, a long one:
-  double long_hold_fraction = 0.5;    ///< uniform in [0, this * remaining validity]
+  /// ... or, with this probability, a long one that ends anywhere up to the
+  /// end of the window (less data_margin): a second holder, if the lock
+  /// ever lets one in, meets the first inside its section.
+  double long_hold_p = 0.2;
+  /// The data-level verdict (storage_register.hpp): every section also does
+  /// an unfenced read-modify-write of its names' registers on the storage,
+  /// judged by check_data from the storage alone.
+  bool data = true;
+  /// A section begins only with more than twice this left of its window,
+  /// and writes back only with more than this left (else it abandons): the
+  /// time its write-back may take. max(this, ttl / 10).
+  milliseconds data_margin{20};
+  /// TEST-ONLY switches that break the lock, to show the data verdict
+  /// failing: every client locks under a key prefix of its own (a lock that
+  /// grants everyone; the registers stay shared), or every holder believes
+  /// its window `overclaim` (a fraction of it) longer than the library says.
+  bool grant_everyone = false;
+  double overclaim = 0;
+  /// TEST-ONLY, for the names check: a name recorded as asked for
+  /// together that was never asked for.
+  std::string phantom_name;
   /// Leases: the workers of the last `lease_resources` resources hold their
-  /// locks as leases instead of short critical sections: half with renew = true,
+  /// locks as leases instead of short critical sections: 60% with renew = true,
   /// held `lease_hold_min .. lease_hold_max` times the TTL (past it, so the
-  /// watchdog must renew); half with 2 to 5 explicit extends to TTLs of
+  /// watchdog must renew); the others with 2 to 5 explicit extends to TTLs of
   /// 0.25 .. 2 times the first one (shorter AND longer). The holder looks at
   /// valid_until() and lost() every `lease_look` while it holds, and the
   /// masters are read directly (lease_probe) after each extend and before the
@@ -76,6 +103,10 @@ struct workload_options {
   /// (acquire_options::together), so the sets overlap; the holder records
   /// every name with its token and writes each name's data with that token.
   std::size_t together_max = 0;
+  /// Reentrant and fair locks: with this probability a short or long section
+  /// re-enters its hold (a second acquisition by the same owner, recorded
+  /// with op::reentry_of) and releases the two levels in either order.
+  double reentry_p = 0.25;
   /// Leader election: every worker campaigns for its resource
   /// (async_campaign: fenced, renewed, waiting `wait`), holds the leadership
   /// as a renewed lease (hold_lease) and resigns (async_resign).
@@ -88,6 +119,9 @@ struct workload_options {
   /// (a poll must not cut the line's keys short for the longer one).
   std::optional<milliseconds> odd_clients_queue_timeout;
   bool injected_clocks = true; ///< each client gets a drift_clock
+  /// Threads running the clients' io_context (> 1: the clients' handlers on
+  /// several threads, each async_client on a strand of its own).
+  std::size_t io_threads = 1;
   milliseconds store_timeout{500};
   milliseconds reconnect_max{200};
   milliseconds stall_timeout{500};
@@ -130,8 +164,11 @@ class workload {
   /// While set, `client`'s critical sections sleep past their validity before
   /// writing: a paused holder (GC, SIGSTOP) whose late write storage must refuse.
   void set_holder_pause(std::size_t client, bool on) { holder_paused_.at(client)->store(on); }
-  /// Writes `client` made as a paused holder (past its validity) so far.
+  /// Writes `client` made as a paused holder after its window ended so far.
   std::size_t paused_writes(std::size_t client) const { return paused_writes_.at(client)->load(); }
+  /// Locks `client` holds now, and the acquisitions it completed so far.
+  std::size_t holding(std::size_t client) const { return counts_.at(client)->holding.load(); }
+  std::size_t acquired_by(std::size_t client) const { return counts_.at(client)->acquired.load(); }
 
   /// Maps a valid_until() reading of client clock `clock` to steady time.
   time_point to_steady(int clock, time_point reading) const;
@@ -140,6 +177,11 @@ class workload {
 
   /// Counters, for progress output.
   std::size_t acquired() const { return acquired_.load(); }
+  /// Workers that died of an exception (each stopped testing its resource).
+  std::size_t died() const { return died_.load(); }
+  /// The register name of lock name `r` on the storage (shared by every
+  /// client, whatever their key prefixes).
+  std::string register_name(const std::string& r) const { return options_.key_prefix + r; }
 
   /// Where leases are checked on the masters; set before start().
   void set_probe(std::shared_ptr<lease_probe> p) { probe_ = std::move(p); }
@@ -152,6 +194,17 @@ class workload {
                                           bool renewed, std::shared_ptr<std::atomic<long long>> lost_at,
                                           std::mt19937_64& rng);
   boost::asio::awaitable<void> probe_masters(std::size_t client, const lock& l, std::size_t acquire_op);
+  boost::asio::awaitable<void> probe_key(std::size_t client, const lock& l, std::size_t acquire_op, std::string name,
+                                         std::string key, bool hash);
+  /// Releases (an election: resigns) `l`, recorded as a release of acquisition `acquire_op`.
+  boost::asio::awaitable<void> release(client_slot& slot, std::size_t client, const std::string& resource,
+                                       const lock& l, std::size_t acquire_op);
+  /// The end of the window client `c` believes `l` has (steady time; with
+  /// `overclaim`, stretched from `acquired`).
+  time_point believed_until(std::size_t c, const lock& l, time_point acquired) const;
+  /// One script on the storage for client `c`, waited for (a none reply:
+  /// no answer in time).
+  boost::asio::awaitable<storage_reply> storage_call(std::size_t c, std::vector<std::string> argv);
 
   workload_options options_;
   std::vector<std::string> uris_;
@@ -161,12 +214,17 @@ class workload {
   std::vector<std::shared_ptr<drift_clock>> clocks_;
   std::vector<std::unique_ptr<std::atomic<bool>>> holder_paused_;
   std::vector<std::unique_ptr<std::atomic<std::size_t>>> paused_writes_;
+  struct client_counts {
+    std::atomic<std::size_t> holding{0}, acquired{0}, reentries{0};
+  };
+  std::vector<std::unique_ptr<client_counts>> counts_;
   std::vector<std::unique_ptr<group>> groups_;
   std::vector<std::unique_ptr<client_slot>> slots_;
   std::shared_ptr<lease_probe> probe_;
   std::atomic<bool> stop_{false};
   std::atomic<std::size_t> running_{0};
   std::atomic<std::size_t> acquired_{0};
+  std::atomic<std::size_t> died_{0};
   bool started_ = false, stopped_ = false;
 };
 
