@@ -380,7 +380,11 @@ class random_run {
 
   // Another client (a shell script's `redlock release --token`) releases
   // the hold by its token; the owner's client, which still counts it,
-  // finds it gone.
+  // finds it gone. The token names the hold on the masters, with every
+  // re-entry of it the owner's client counts (a read or write of the owner
+  // that holds the write shares its token, docs/algorithm.md section 15):
+  // all of them end, and of the owner's releases the last, which goes to
+  // the masters, answers not_held (the others only count down).
   std::string adopt_and_release() {
     auto* h = pick_adoptable();
     if (!h) return ask();
@@ -388,16 +392,26 @@ class random_run {
     auto what = "adopt and release " + describe(*h);
     if (auto ec = release_now(other_client(), adopt(*h, hold_ttl), kind::mutex))
       problems_.push_back(what + " failed: " + ec.message());
-    auto owner = h->who;
-    auto k = h->k;
-    auto copy = *h;
-    end(*h);
-    for (int i = 1; i <= copy.levels; ++i) {
-      auto ec = release_now(client_of(owner), copy.l, k);
-      if (i == copy.levels && ec != errc::not_held)
-        problems_.push_back("the owner's own release after " + what + " answered " + ec.message() +
-                            ", not not_held");
+    auto token = h->l.token();
+    auto name = h->name;
+    std::vector<hold> same_hold;
+    for (std::size_t i = 0; i < holds_.size();) {
+      if (holds_[i].name == name && holds_[i].l.token() == token) {
+        same_hold.push_back(holds_[i]);
+        end(holds_[i]);
+      } else {
+        ++i;
+      }
     }
+    int left = 0;
+    for (auto& x : same_hold) left += x.levels;
+    for (auto& x : same_hold)
+      for (int i = 1; i <= x.levels; ++i) {
+        auto ec = release_now(client_of(x.who), x.l, x.k);
+        if (--left == 0 && ec != errc::not_held)
+          problems_.push_back("the owner's own last release after " + what + " answered " + ec.message() +
+                              ", not not_held");
+      }
     return what;
   }
 
