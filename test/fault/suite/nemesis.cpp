@@ -896,7 +896,7 @@ round_result run_round(const round_config& cfg) {
   // timeout), plus a tenth of the TTL. A tenth alone is not kept: see
   // lost_signal_within_a_tenth_of_the_ttl_after_a_clock_jump (label known_issue).
   cc.lost_slack_fraction = 0.1 + 1.0 / 3.0;
-  cc.lost_slack_extra = cfg.workload.node_timeout;
+  cc.lost_slack_extra = cfg.workload.node_timeout + cfg.workload.lost_signal_slack;
   if (cfg.workload.kind == lock_kind::fair) cc.masters = cfg.cluster.masters;
   // (o): a waiter is woken (section 10) or retries within retry delay +
   // jitter + node timeout; plus what a loaded 2-core machine (and a
