@@ -476,20 +476,26 @@ std::vector<violation> check_release_after_takeover(const std::vector<op>& ops) 
 // (l)
 std::vector<violation> check_revival(const std::vector<op>& ops) {
   std::vector<violation> out;
-  // Rounds that moved a hold's deadline: renewals (client, name) and
-  // extends (acquisition), when they completed.
-  std::map<std::pair<int, std::string>, std::vector<time_point>> renewed;
-  std::map<std::size_t, std::vector<time_point>> extended;
+  // Rounds that moved a hold's deadline: renewals (client, name), recorded
+  // by the observer in the handler that moved it, so at their decision;
+  // and extends (acquisition), recorded when the caller's call returned,
+  // so decided somewhere between its invocation and its completion.
+  std::map<std::pair<int, std::string>, std::vector<std::pair<time_point, time_point>>> renewed;
+  std::map<std::size_t, std::vector<std::pair<time_point, time_point>>> extended;
   for (auto& o : ops) {
     if (o.result != outcome::ok || !o.completion) continue;
-    if (o.kind == op_kind::renewal) renewed[{o.client, o.resource}].push_back(*o.completion);
-    if (o.kind == op_kind::extend && o.acquire_op) extended[*o.acquire_op].push_back(*o.completion);
+    if (o.kind == op_kind::renewal) renewed[{o.client, o.resource}].push_back({*o.completion, *o.completion});
+    if (o.kind == op_kind::extend && o.acquire_op) extended[*o.acquire_op].push_back({o.invoke, *o.completion});
   }
   // The observer runs in the same handler that moved the deadline: allow it
   // a millisecond to be recorded.
   constexpr auto recorded = std::chrono::milliseconds(1);
-  auto moved_in = [&](const std::vector<time_point>& v, time_point from, time_point to) {
-    return std::any_of(v.begin(), v.end(), [&](time_point t) { return from <= t && t <= to + recorded; });
+  // A round may have moved the window in [from, to] when it was decided no
+  // earlier than `from` and may have been decided by `to` (a sanitized
+  // build returned an extend decided in time 8 ms past the deadline).
+  auto moved_in = [&](const std::vector<std::pair<time_point, time_point>>& v, time_point from, time_point to) {
+    return std::any_of(v.begin(), v.end(),
+                       [&](const auto& r) { return from <= r.second && r.first <= to + recorded; });
   };
   for (auto& a : ops) {
     if (a.kind != op_kind::acquire || a.result != outcome::ok || a.beliefs.size() < 2) continue;

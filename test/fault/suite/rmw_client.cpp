@@ -38,6 +38,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -124,7 +125,14 @@ int run_register(const args& a, redlock::client& client, redisContext* storage) 
     o.retry_delay = milliseconds(10);
     o.retry_jitter = milliseconds(10);
     o.renew = true;
-    auto l = client.try_acquire(lock_name, o);
+    std::optional<redlock::lock> l;
+    try {
+      l = client.try_acquire(lock_name, o);
+    } catch (const redlock::error&) {
+      // Under faults an attempt may end on a master's error (connection
+      // lost, timeout) rather than "not acquired": no section, try again.
+      continue;
+    }
     if (!l) continue;
     const std::string sid = "p" + std::to_string(a.client) + "#" + std::to_string(n);
     char said = '-';
