@@ -2,7 +2,8 @@
 # Builds test/consumer/subproject with redlock as a subproject (VIA:
 # add_subdirectory or fetchcontent; SHARED: ON for a shared libredlock) and
 # checks that it brought only the library: no build type forced on the host,
-# no test, bench, example or CLI targets, no install rules; then runs it.
+# no test, bench, example or CLI targets, no install rules; then builds and
+# runs it (BUILD=OFF: configure and check only).
 include(${CMAKE_CURRENT_LIST_DIR}/run.cmake)
 
 file(REMOVE_RECURSE "${WORK}")
@@ -33,6 +34,16 @@ foreach(wanted redlock consumer)
   endif()
 endforeach()
 
+if(DEFINED BUILD AND NOT BUILD)
+  # Installing needs nothing built when there are no install rules; with any
+  # rule it fails on the missing files, which is the failure we want.
+  run(${CMAKE_COMMAND} --install "${WORK}" --prefix "${WORK}/installed")
+  if(EXISTS "${WORK}/installed")
+    message(FATAL_ERROR "the subproject installed files into the host's install")
+  endif()
+  file(REMOVE_RECURSE "${WORK}")
+  return()
+endif()
 run(${CMAKE_COMMAND} --build "${WORK}" -j 2 --target consumer)
 run(${CMAKE_COMMAND} --install "${WORK}" --prefix "${WORK}/installed")
 if(EXISTS "${WORK}/installed")
