@@ -33,7 +33,15 @@ void watchdog::start() {
 void watchdog::watch_window_end() {
   auto state = state_.lock();
   if (!state || stopped_ || !state->has_window) return;
-  window_end_.expires_after(state->get_valid_until() - state->now());
+  auto wait = state->get_valid_until() - state->now();
+  // An injected clock (client_options::clock) may run fast or jump: its
+  // window can end long before a timer armed in steady time fires. Look
+  // again every twentieth of the TTL, so the end is signalled within a
+  // tenth of it whatever that clock does.
+  if (state->clock)
+    wait = std::min<std::chrono::steady_clock::duration>(
+        wait, std::max<std::chrono::steady_clock::duration>(std::chrono::milliseconds(1), state->ttl / 20));
+  window_end_.expires_after(wait);
   window_end_.async_wait([self = shared_from_this()](error_code ec) {
     if (ec || self->stopped_) return;
     auto state = self->state_.lock();

@@ -42,8 +42,10 @@ class watchdog : public std::enable_shared_from_this<watchdog> {
   std::chrono::steady_clock::duration within_window(std::chrono::steady_clock::duration delay) const;
   void renew();
   void on_renewed(boost::system::error_code ec);
-  /// Wakes when the window ends: a lease whose renewal is still in flight
-  /// (masters not answering) is lost then, not a node timeout later.
+  /// Wakes when the window ends (with an injected clock, also every
+  /// twentieth of the TTL before): a lease whose renewal is still in flight
+  /// (masters not answering), or whose clock jumped past its end, is lost
+  /// then, not a node timeout or a renewal interval later.
   void watch_window_end();
   void declare_lost(lost_reason why);
 
