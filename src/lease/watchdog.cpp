@@ -48,8 +48,12 @@ void watchdog::watch_window_end() {
     if (!state || state->released) return;
     // Renewed (or extended) meanwhile: watch the new end.
     if (state->get_valid_until() > state->now()) return self->watch_window_end();
-    self->declare_lost(self->renewal_failing_ ? lost_reason::quorum_lost : lost_reason::expired);
+    self->declare_lost(self->window_end_reason());
   });
+}
+
+lost_reason watchdog::window_end_reason() const {
+  return renewal_failing_ ? lost_reason::quorum_lost : lost_reason::expired;
 }
 
 std::chrono::steady_clock::duration watchdog::within_window(std::chrono::steady_clock::duration delay) const {
@@ -83,9 +87,11 @@ void watchdog::schedule(std::chrono::steady_clock::duration delay) {
 void watchdog::renew() {
   auto state = state_.lock();
   if (!state || state->released) return;
-  // The window ended while we slept (the client's clock jumped, or the
-  // process was paused): the lock is lost; a renewal must not revive it.
-  if (state->get_valid_until() <= state->now()) return declare_lost(lost_reason::expired);
+  // The window ended while we slept: the lock is lost; a renewal must not
+  // revive it. Said as the window's timer would (it may be due too, behind
+  // us): quorum_lost after failed renewals, else expired (the client's
+  // clock jumped, or the process was paused).
+  if (state->get_valid_until() <= state->now()) return declare_lost(window_end_reason());
   // Held as long as allowed: the lease is left to end by itself (not
   // released: the holder may still be finishing its work in the window).
   if (renew_until_ && state->now() >= *renew_until_) return declare_lost(lost_reason::max_hold);

@@ -47,6 +47,9 @@ class watchdog : public std::enable_shared_from_this<watchdog> {
   /// (masters not answering), or whose clock jumped past its end, is lost
   /// then, not a node timeout or a renewal interval later.
   void watch_window_end();
+  /// Why a window found over is lost: quorum_lost while renewals fail (the
+  /// masters did not renew it), else expired (a jump, a pause).
+  lost_reason window_end_reason() const;
   void declare_lost(lost_reason why);
 
   // Weak: a lock whose every handle was dropped stops being renewed and expires.
