@@ -53,6 +53,10 @@ class REDLOCK_EXPORT observer {
   virtual void on_acquire_result(const acquire_outcome& /*outcome*/) {}
   /// A watchdog renewal finished.
   virtual void on_renewal(std::string_view /*name*/, const boost::system::error_code& /*error*/) {}
+  /// A renewal or extend of a mutex that won a quorum set the key again on
+  /// `masters` masters that had lost it (restarted empty); docs/algorithm.md,
+  /// "Lease rules".
+  virtual void on_lease_repaired(std::string_view /*name*/, std::size_t /*masters*/) {}
   /// A renewed lock was lost.
   virtual void on_lease_lost(std::string_view /*name*/, lost_reason /*why*/) {}
   /// Connection events and other diagnostics.
