@@ -286,9 +286,10 @@ inline run_script(m) {
      g_y = 0
   :: g_op == OP_REL ->
      /* No hold released by a token that does not name it: a release by
-        owner o with hold id h deletes no other owner's field, and no hold
-        taken by a later request of o (':hold-id' > h). A hand-over to the
-        head (pass_on) is the one field it may write. */
+        owner o with hold id h leaves a hold taken by a later request of o
+        (':hold-id' > h). (Another owner's field cannot be beside o's: one
+        owner per hash, asserted below; pass_on writes the head's field
+        only where the key is gone.) */
      h_later = cnt[C(m, g_a)] != 0 && hid[m] > g_b;
      reentrant_release(m, g_a, g_b, g_d);
      assert(!h_later || cnt[C(m, g_a)] != 0);
