@@ -102,6 +102,10 @@ byte ahead[NT];          /* FIFO: waiters in line on a quorum when the task aske
 /* Scratch of one master step (env.pml's g_b, g_x are a request's argument
    and pass_on's): not part of the state. */
 hidden byte h_leave, h_kind, h_later;
+/* The masters where owner o has a place: in line, or a hold (a grant, a
+   hand-over) */
+#define PLACE(m, o) (qsc[C(m, o)] != 0 || cnt[C(m, o)] != 0)
+#define PLACES(o) (PLACE(0, o) + PLACE(1, o) + PLACE(2, o))
 #define HG_COUNT(t) (hg[(t) * N] + hg[(t) * N + 1] + hg[(t) * N + 2])
 #define HG_MASK(t) (hg[(t) * N] | (hg[(t) * N + 1] << 1) | (hg[(t) * N + 2] << 2))
 
@@ -409,20 +413,26 @@ end:
 proctype Task(byte t) {
   byte att, tg, id, score;
   bool won, byhand;
+#ifdef LATE_ARRIVAL
+  /* The FIFO check's case: the last task asks only once task 1 is in
+     line on a quorum (or done). A search of every interleaving rarely gets
+     there before its cut: its asking first is explored first. */
+  if
+  :: t == NT - 1 -> atomic { (waiting[1] && PLACES(1) >= Q) || acq_done[1] -> skip }
+  :: else -> skip
+  fi;
+#endif
   atomic {
     asks++; score = asks; waiting[t] = 1;
     /* FIFO: who is in line (or holds a place: a grant, a hand-over) on a
        quorum as this caller asks is ahead of it */
     for (g_i : 0 .. NT - 1) {
-      g_n = (qsc[C(0, g_i)] != 0 || cnt[C(0, g_i)] != 0) +
-            (qsc[C(1, g_i)] != 0 || cnt[C(1, g_i)] != 0) +
-            (qsc[C(2, g_i)] != 0 || cnt[C(2, g_i)] != 0);
       if
-      :: g_i != t && waiting[g_i] && g_n >= Q -> ahead[t] = ahead[t] | (1 << g_i)
+      :: g_i != t && waiting[g_i] && PLACES(g_i) >= Q -> ahead[t] = ahead[t] | (1 << g_i)
       :: else -> skip
       fi
     }
-    g_i = 0; g_n = 0
+    g_i = 0
   };
 poll:
   atomic {
@@ -481,9 +491,13 @@ poll:
   fi;
 hold:
   atomic {
+#ifdef CHECK_FIFO
     /* FIFO: no waiter that was in line on a quorum before we asked is
-       still waiting */
+       still waiting. Does not hold: README.md, "What the new models
+       found" (a head's clean-up of a failed poll gives back the hold a
+       release handed it, and with it its place in line there). */
     assert((ahead[t] & ((waiting[0]) | (waiting[1] << 1) | (waiting[2] << 2))) == 0);
+#endif
     waiting[t] = 0; acq_done[t] = 1;
     held[t] = 1; wend[t] = 1; lcnt[t] = 1; lhid[t] = id;
     if
