@@ -25,6 +25,11 @@
  * frees the other's hold. The scripts did not change with that fix: the
  * switch restores the client's old step, not a script.
  *
+ * FAIR switches: CHECK_FIFO asserts "no overtaking once queued" at every
+ * win (it does not hold: README.md, "What the new models found");
+ * LATE_ARRIVAL makes the last owner ask only once owner 1 is in line on a
+ * quorum, the case FIFO is about.
+ *
  * Script hashes (SHA1 as sent: cmake/lua_text.cmake), checked by
  * test/model/check_script_hashes.cmake:
  * @script lua/reentrant_acquire.lua 8e7095293d67dbabed2ab19857d8bdb5113b33c4
