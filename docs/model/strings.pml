@@ -19,6 +19,7 @@
  * @script lua/mutex_release.lua 2da93518d403b12536b50ef68aa763bdf4098655
  * @script lua/extend.lua 41029f6c37c17fa89fb8430e6d102aea19e9e396
  * @script lua/release_all.lua 0624bd3d73e2462c22125b982db3dc04f4a8ab2a
+ * @script lua/multi_acquire.lua bc24e74fa2b21ce4f26265415bab808b0a2e5288
  * (lua/lib/wake_first_waiter.lua is part of the last two, as embedded.)
  */
 
@@ -43,6 +44,7 @@ byte wdl[N * NL * NW];   /* its deadlines ({R}:wake:until): time left, on the wa
 #define OP_EXT      4   /* extend.lua: a = token, b = ttl */
 #define OP_WLEAVE   5   /* ZREM {R}:wake w; ZREM {R}:wake:until w (leave_wake_list): a = w */
 #define OP_RELALL   6   /* release_all.lua: a = token, b = the keys (bits), d = 1 to wake */
+#define OP_MULTI    7   /* multi_acquire.lua: a = token, b = the keys (bits) */
 #define OP_CODE(op) ((op) & 15)
 #define OP_KEY(op) ((op) >> 4)
 #define ON_KEY(op, k) ((op) + 16 * (k))
@@ -250,6 +252,38 @@ inline release_all(m, token, mask, wake) {
   g_i = 0; g_k = 0;
   /* 36 return cleared == n and 1 or 0 */
   g_r = ((g_n == (((mask & 1) != 0) + ((mask & 2) != 0) + ((mask & 4) != 0))) -> R_YES : R_NO);
+  g_n = 0
+}
+
+/* multi_acquire.lua on master m's keys in `mask`: every one, or none
+   (unfenced, no description). */
+inline multi_acquire(m, token, mask) {
+  g_n = 0;                                               /* 14 held = false */
+  for (g_i : 0 .. NK - 1) {                              /* 15 for i = 1, n */
+    if
+    :: mask & (1 << g_i) ->
+       observe_key(m, g_i);
+       if
+       :: key[K(m, g_i)] != 0 -> g_n = 1                 /* 16-22 TYPE ~= 'none': held (only tokens here) */
+       :: else -> skip
+       fi
+    :: else -> skip
+    fi
+  }
+  g_i = 0;
+  if
+  :: g_n -> g_r = R_NO                                   /* 24-26 return false */
+  :: else ->
+     for (g_i : 0 .. NK - 1) {                           /* 31 for i = 1, n */
+       if
+       :: mask & (1 << g_i) -> key[K(m, g_i)] = token; kdl[K(m, g_i)] = TTL  /* 32 SET KEYS[i] ARGV[1] PX ttl */
+       :: else -> skip
+       fi
+     }
+     g_i = 0;
+     /* 33-39 descriptions, fence counters: not modelled */
+     g_r = R_YES                                         /* 43 OK */
+  fi;
   g_n = 0
 }
 

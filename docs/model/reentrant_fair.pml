@@ -1,0 +1,540 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The reentrant and the fair lock (docs/algorithm.md, sections 7, 9 and
+ * 11): one hash per master, the owner's field with its count and the
+ * ':hold-id' of the request that took the hold; fair: the queue (score),
+ * the waiters' terms (poll id), the release's hand-over to the head and the
+ * head's confirmation (fair_dequeue.lua). Environment: env.pml,
+ * env_procs.pml; what is checked: README.md.
+ *
+ * Without time (NO_TIME): no key expires, no waiter's drop-out deadline
+ * passes (the stale sweeps never fire), a hold's window lasts until its
+ * release; the round's validity is mutex.pml's.
+ *
+ * Reentrant (default): tasks 0 and 1 are one owner on client 0 (an async
+ * task that starts the same critical section twice), task 2 another owner
+ * on client 1. Task 1 waits for task 0's acquisition (client_impl::
+ * owner_lines, src/locks/acquire_start.cpp), then re-enters the hold it
+ * took or, if none, acquires in its turn.
+ * FAIR: fair_acquire.lua, three owners on three clients, one acquisition
+ * each, won by polls or by hand-overs.
+ *
+ * Switch TWO_FIRSTS (seeded bug, reentrant): the client before the owner
+ * lines (7a05ebd, issue 33): task 1's first acquisition runs at once, beside
+ * task 0's; both are granted (one owner field), and the release of one
+ * frees the other's hold. The scripts did not change with that fix: the
+ * switch restores the client's old step, not a script.
+ *
+ * FAIR switches: CHECK_FIFO asserts "no overtaking once queued" at every
+ * win (it does not hold: README.md, "What the new models found");
+ * LATE_ARRIVAL makes the last owner ask only once owner 1 is in line on a
+ * quorum, the case FIFO is about.
+ *
+ * Script hashes (SHA1 as sent: cmake/lua_text.cmake), checked by
+ * test/model/check_script_hashes.cmake:
+ * @script lua/reentrant_acquire.lua 8e7095293d67dbabed2ab19857d8bdb5113b33c4
+ * @script lua/reentrant_release.lua f3e1f54dde89ab05ec45b577c14e3ec9ea7c7097
+ * @script lua/reentrant_undo.lua e1bdc864b085ae53fa526f18721d5c5b72dfb711
+ * @script lua/fair_acquire.lua 875e63e7f178c85513a86dc631d4be0f34b43879
+ * @script lua/fair_dequeue.lua bb972acf46af5e63512243a93ce3e3fb98072add
+ */
+#define NO_TIME
+#define NT 3
+#ifdef FAIR
+#define NCL 3
+#define CLIENT_OF(t) (t)
+#define OWNER_OF(t) (t)
+#define NO 3              /* owners */
+#else
+#define NCL 2
+#define CLIENT_OF(t) ((t) == 2 -> 1 : 0)
+#define OWNER_OF(t) ((t) == 2 -> 1 : 0)
+#define NO 2
+#endif
+#ifndef ATTS
+#define ATTS 2            /* attempts (polls) of a first acquisition */
+#endif
+#define TTL 2
+/* Room for every request one client may have in flight on a connection
+   (two tasks on client 0: rounds, clean-ups, releases): a send that blocks
+   inside an atomic step would let another process reuse env.pml's scratch
+   loop index (README.md, "A trap"). */
+#define QCAP 4
+
+#include "env.pml"
+
+/* What a master holds: the hash R (each owner's count, 0: no field, and
+   ':hold-id', 0 with no key); fair: the queue {R}:queue (each owner's score,
+   0: not in line) and the terms {R}:terms (the poll id; every poll here is
+   unfenced, so its terms carry a ttl and it may be handed the lock). The
+   deadlines {R}:timeout are not modelled (NO_TIME): no waiter goes stale. */
+byte cnt[N * NO];
+byte hid[N];
+byte qsc[N * NO];
+byte tp[N * NO];
+#define C(m, o) ((m) * NO + (o))
+#if NO > 2
+#define KEY_EXISTS(m) (cnt[C(m, 0)] != 0 || cnt[C(m, 1)] != 0 || cnt[C(m, 2)] != 0)
+#else
+#define KEY_EXISTS(m) (cnt[C(m, 0)] != 0 || cnt[C(m, 1)] != 0)
+#endif
+/* owner a is before owner b in line on master m (ZRANGE, ZRANK: by score,
+   ties by member) */
+#define BEFORE(m, a, b) (qsc[C(m, a)] < qsc[C(m, b)] || (qsc[C(m, a)] == qsc[C(m, b)] && (a) < (b)))
+
+/* Operations */
+#define OP_RACQ  1   /* reentrant_acquire.lua: a = owner, b = hold id, d = 1 re-enter / 0 first */
+#define OP_FACQ  2   /* fair_acquire.lua: a = owner, b = poll (hold) id, d = score, 0 to re-enter */
+#define OP_REL   3   /* reentrant_release.lua: a = owner, b = hold id, d = REL_LAST | REL_LEAVE */
+#define OP_UNDO  4   /* reentrant_undo.lua: a = owner */
+#define OP_DEQ   5   /* fair_dequeue.lua: a = owner, b = hold id */
+#define REL_LAST  1  /* ARGV[3] '1': the client's last level */
+#define REL_LEAVE 2  /* ARGV[4] '1': leaving for good (a holder's last release, a waiter giving up) */
+
+/* Client side, per task: the hold it uses (lock_state: its count, hold id,
+   released), indexed by the task whose acquisition took it; the fair
+   hand-over ledger (src/locks/fair_handover.hpp: counted grants, the first
+   poll id a grant on each master must name); waiting for a hand-over. */
+byte lcnt[NT], lhid[NT];
+bool lrel[NT];
+bool hg[NT * N];
+byte fvp[NT * N];
+bool waiting[NT];
+byte nreq[NCL];          /* client_impl::next_request_id */
+byte asks;               /* the fair score: when the caller asked */
+bool acq_done[NT];       /* the task's acquisition completed (won or failed) */
+byte ahead[NT];          /* FIFO: waiters in line on a quorum when the task asked (bits) */
+/* Scratch of one master step (env.pml's g_b, g_x are a request's argument
+   and pass_on's): not part of the state. */
+hidden byte h_leave, h_kind, h_later;
+/* The masters where owner o has a place: in line, or a hold (a grant, a
+   hand-over) */
+#define PLACE(m, o) (qsc[C(m, o)] != 0 || cnt[C(m, o)] != 0)
+#define PLACES(o) (PLACE(0, o) + PLACE(1, o) + PLACE(2, o))
+#define HG_COUNT(t) (hg[(t) * N] + hg[(t) * N + 1] + hg[(t) * N + 2])
+#define HG_MASK(t) (hg[(t) * N] | (hg[(t) * N + 1] << 1) | (hg[(t) * N + 2] << 2))
+
+/* PUBLISH '+<poll> <head>' on the head's client channel, heard by its
+   acquire_op (acquire_wake.cpp on_handed, handover_ledger::handed): counted
+   if it names a poll sent after the waiter last released on that master. */
+inline heard_handed(m, o, poll) {
+  if
+  :: waiting[o] && poll >= fvp[o * N + m] -> hg[o * N + m] = 1
+  :: else -> skip
+  fi
+}
+
+/* reentrant_release.lua pass_on (lines 85-120) on master m: the head of
+   the line (lowest score) handed the lock on its terms. */
+inline pass_on(m) {
+  /* 86-93 TIME, stale heads swept: no deadline passes (NO_TIME) */
+  g_k = NO;
+  for (g_j : 0 .. NO - 1) {                               /* 94 ZRANGE KEYS[2] 0 0 */
+    if
+    :: qsc[C(m, g_j)] != 0 && (g_k == NO || BEFORE(m, g_j, g_k)) -> g_k = g_j
+    :: else -> skip
+    fi
+  }
+  g_j = 0;
+  if
+  :: g_k == NO -> skip                                    /* 95-98 PUBLISH: reentrant wake-ups not modelled */
+  :: else ->                                              /* 100-102 terms, deadline: there */
+     g_x = tp[C(m, g_k)];
+     cnt[C(m, g_k)] = 1; hid[m] = g_x;                    /* 107 HSET KEYS[1] head 1 :hold-id poll */
+     /* 108 PEXPIRE: the key's life, not modelled (NO_TIME) */
+     qsc[C(m, g_k)] = 0; tp[C(m, g_k)] = 0;               /* 113-115 ZREM, ZREM, HDEL */
+     heard_handed(m, g_k, g_x);                           /* 116 PUBLISH channel '+poll head' */
+     g_x = 0
+  fi;
+  g_k = 0
+}
+
+/* reentrant_acquire.lua on master m. */
+inline reentrant_acquire(m, o, id, reenter) {
+  /* 19-22 TYPE: only a hash is stored here */
+  g_n = (cnt[C(m, o)] != 0);                              /* 28 HEXISTS: ours */
+  if
+  :: g_n && hid[m] > id -> g_r = R_NO                     /* 29-31 HGET :hold-id */
+  :: else ->
+     if
+     :: reenter && !g_n -> g_r = R_NO                     /* 34 */
+     :: reenter && g_n ->
+        cnt[C(m, o)]++;                                   /* 35 HINCRBY */
+        hid[m] = id;                                      /* 36 HSET :hold-id */
+        g_r = R_YES                                       /* 37 lengthen: not modelled (NO_TIME) */
+     :: !reenter && KEY_EXISTS(m) && !g_n -> g_r = R_NO   /* 40-42 */
+     :: else ->
+        cnt[C(m, o)] = 1; hid[m] = id;                    /* 44 HSET owner 1 :hold-id */
+        g_r = R_YES                                       /* 45 lengthen; 46-48 description: not modelled */
+     fi
+  fi;
+  g_n = 0
+}
+
+/* fair_acquire.lua on master m (score 0: a re-entry). */
+inline fair_acquire(m, o, id, score) {
+  /* 184-187 TYPE; 188-196 TIME, stale waiters swept: none (NO_TIME) */
+  h_kind = KEY_EXISTS(m);                                 /* kind ~= 'none' */
+  g_n = (cnt[C(m, o)] != 0);                              /* 203-204 HMGET: ours */
+  if
+  :: g_n && hid[m] > id -> g_r = R_NO                     /* 205-207 */
+  :: else ->
+     if
+     :: score == 0 && !g_n -> g_r = R_NO                  /* 209 */
+     :: score == 0 && g_n ->
+        cnt[C(m, o)]++; hid[m] = id; g_r = R_YES          /* 210-213 HINCRBY, HSET :hold-id */
+     :: score != 0 && tp[C(m, o)] > id -> g_r = R_NO      /* 217-220 HGET terms: a later poll ran */
+     :: else ->
+        qsc[C(m, o)] = score;                             /* 230 ZADD KEYS[3] */
+        tp[C(m, o)] = id;                                 /* 231-232 ZADD KEYS[4], HSET KEYS[5] */
+        /* 239-242 PEXPIRE of the line: not modelled (NO_TIME) */
+        g_k = 0;                                          /* 243 ZRANK */
+        for (g_j : 0 .. NO - 1) {
+          if
+          :: g_j != o && qsc[C(m, g_j)] != 0 && BEFORE(m, g_j, o) -> g_k++
+          :: else -> skip
+          fi
+        }
+        g_j = 0;
+        if
+        :: g_n || (!h_kind && g_k == 0) ->                   /* 244 */
+           cnt[C(m, o)] = 1; hid[m] = id;                 /* 248 HSET owner 1 :hold-id */
+           g_r = R_YES                                    /* 249 PEXPIRE; 250-256 */
+        :: else -> g_r = R_NO; g_v = g_k                  /* 258 -1 - rank */
+        fi;
+        g_k = 0
+     fi
+  fi;
+  g_n = 0; h_kind = 0
+}
+
+/* reentrant_release.lua on master m. */
+inline reentrant_release(m, o, id, flags) {
+  /* 75-77: no read-write field here */
+  h_leave = ((flags & REL_LAST) && (flags & REL_LEAVE));  /* 78 leaving */
+  if                                                      /* 122-123 HGET terms */
+  :: h_leave && !(tp[C(m, o)] > id) ->
+     if
+     :: qsc[C(m, o)] != 0 -> qsc[C(m, o)] = 0; tp[C(m, o)] = 0  /* 129-131 ZREM, ZREM, HDEL */
+     :: else -> skip
+     fi
+  :: else -> skip
+  fi;
+  if                                                      /* 135 HMGET owner :hold-id */
+  :: cnt[C(m, o)] == 0 || hid[m] > id ->                  /* 136 */
+     if
+     :: h_leave && !KEY_EXISTS(m) -> pass_on(m)               /* 139 EXISTS; pass_on(false) */
+     :: else -> skip
+     fi;
+     g_r = R_NO                                           /* 140 */
+  :: else ->
+     if
+     :: flags & REL_LAST ->
+        for (g_i : 0 .. NO - 1) { cnt[C(m, g_i)] = 0 }; g_i = 0;
+        hid[m] = 0;                                       /* 143 DEL KEYS[1] */
+        /* 144-145 the description: not modelled */
+        if
+        :: h_leave -> pass_on(m)                          /* 146 */
+        :: else -> skip
+        fi
+     :: else ->
+        if
+        :: cnt[C(m, o)] > 1 -> cnt[C(m, o)]--             /* 149-151 HINCRBY -1 */
+        :: else -> skip
+        fi
+     fi;
+     g_r = R_YES                                          /* 147, 152 */
+  fi;
+  h_leave = 0
+}
+
+/* reentrant_undo.lua on master m (lines 4-8). */
+inline reentrant_undo(m, o) {
+  if
+  :: cnt[C(m, o)] > 1 -> cnt[C(m, o)]--; g_r = R_YES      /* 4-6 HEXISTS, HGET, HINCRBY -1 */
+  :: else -> g_r = R_NO                                   /* 8 */
+  fi
+}
+
+/* fair_dequeue.lua on master m: the winner's leave, and its confirmation
+   (the ttl to extend to and the description: not modelled). */
+inline fair_dequeue(m, o, id) {
+  if
+  :: tp[C(m, o)] > id -> g_r = R_NO                       /* 279-280 HGET terms */
+  :: else ->
+     qsc[C(m, o)] = 0; tp[C(m, o)] = 0;                   /* 281-283 ZREM, ZREM, HDEL */
+     if
+     :: cnt[C(m, o)] != 0 && hid[m] <= id -> g_r = R_YES  /* 289-298 HEXISTS, HGET :hold-id */
+     :: else -> g_r = R_NO                                /* 300 */
+     fi
+  fi
+}
+
+/* Owners with a field on master m (the hash belongs to one owner). */
+inline owners_on(m, into) {
+  into = 0;
+  for (g_i : 0 .. NO - 1) {
+    if
+    :: cnt[C(m, g_i)] != 0 -> into++
+    :: else -> skip
+    fi
+  }
+  g_i = 0
+}
+
+inline run_script(m) {
+  if
+  :: g_op == OP_RACQ ->
+     reentrant_acquire(m, g_a, g_b, g_d);
+     /* Re-entry only by the owner: a re-entry granted where its field is. */
+     assert(!(g_d && g_r == R_YES) || cnt[C(m, g_a)] > 1)
+  :: g_op == OP_FACQ ->
+     g_y = (g_d == 0);
+     fair_acquire(m, g_a, g_b, g_d);
+     assert(!(g_y && g_r == R_YES) || cnt[C(m, g_a)] > 1);
+     g_y = 0
+  :: g_op == OP_REL ->
+     /* No hold released by a token that does not name it: a release by
+        owner o with hold id h leaves a hold taken by a later request of o
+        (':hold-id' > h). (Another owner's field cannot be beside o's: one
+        owner per hash, asserted below; pass_on writes the head's field
+        only where the key is gone.) */
+     h_later = cnt[C(m, g_a)] != 0 && hid[m] > g_b;
+     reentrant_release(m, g_a, g_b, g_d);
+     assert(!h_later || cnt[C(m, g_a)] != 0);
+     h_later = 0
+  :: g_op == OP_UNDO -> reentrant_undo(m, g_a)
+  :: g_op == OP_DEQ -> fair_dequeue(m, g_a, g_b)
+  fi;
+  /* One owner per hash. */
+  owners_on(m, g_x);
+  assert(g_x <= 1);
+  g_x = 0
+}
+/* A restart empty: only when nothing is held or queued there (no time passes). */
+inline forget(m) {
+  for (g_i : 0 .. NO - 1) {
+    if
+    :: cnt[C(m, g_i)] != 0 || qsc[C(m, g_i)] != 0 -> g_n = 0
+    :: else -> skip
+    fi
+  }
+  g_i = 0;
+  if
+  :: g_n -> hid[m] = 0
+  :: else -> skip
+  fi
+}
+inline advance_model(cl, d) { skip }
+
+#include "env_procs.pml"
+
+#define OWNER_HOLDS(o) ((OWNER_OF(0) == (o) && IN_CS(0)) || (OWNER_OF(1) == (o) && IN_CS(1)) || (OWNER_OF(2) == (o) && IN_CS(2)))
+
+/* Release one level of hold s (release.cpp): no validity from the moment it
+   is asked; the last level (the client's count) deletes the hold and
+   leaves the line, the others lower the masters' counts. */
+inline release_level(t, s) {
+  held[t] = 0; wend[t] = 0;
+  lcnt[s]--;
+  if
+  :: lcnt[s] == 0 -> lrel[s] = 1; cleanup_on(t, ALL_MASK, OP_REL, OWNER_OF(t), lhid[s], REL_LAST | REL_LEAVE)
+  :: else -> cleanup_on(t, ALL_MASK, OP_REL, OWNER_OF(t), lhid[s], 0)
+  fi
+}
+
+#ifndef FAIR
+/* A reentrant task: a first acquisition (ATTS attempts, each a new hold id;
+   a refused round cleaned up where it may hold: reentrant_release.lua '1'
+   '0', release_abandoned), or task 1's re-entry of the hold task 0 took;
+   hold; release one level. */
+proctype Task(byte t) {
+  byte att, tg, s, id;
+  bool won;
+  s = t;
+#ifndef TWO_FIRSTS
+  /* client_impl::owner_lines: behind the owner's acquisition in flight */
+  if
+  :: t == 1 ->
+     acq_done[0];
+     if
+     :: atomic { held[0] && !lrel[0] -> s = 0 }; goto reenter
+     :: atomic { !(held[0] && !lrel[0]) -> skip }
+     fi
+  :: else -> skip
+  fi;
+#endif
+attempt:
+  atomic {
+    att++; nreq[CLIENT_OF(t)]++; id = nreq[CLIENT_OF(t)];
+    round_start(t, R_EARLY, TTL, OP_RACQ, OWNER_OF(t), id, 0)
+  };
+  await_round(t);
+  atomic {
+    won = (yes[t] >= Q);
+    if
+    :: won -> held[t] = 1; wend[t] = 1; lcnt[t] = 1; lhid[t] = id; acq_done[t] = 1
+    :: else -> cleanup_on(t, MAY_HOLD(t), OP_REL, OWNER_OF(t), id, REL_LAST)
+    fi;
+    rdl[t] = 0
+  };
+  if
+  :: won -> goto hold
+  :: !won && att < ATTS -> goto attempt     /* the retry timer, or a release heard */
+  :: else -> acq_done[t] = 1; goto done
+  fi;
+reenter:
+  /* reentry.cpp: one round, the hold's id, settled; granted only where the
+     field is; a failure (or the hold released meanwhile) undoes its own
+     increments where they applied */
+  atomic { round_start(t, R_SETTLED, TTL, OP_RACQ, OWNER_OF(t), lhid[s], 1) };
+  await_round(t);
+  atomic {
+    won = (yes[t] >= Q && !lrel[s]);
+    if
+    :: won -> lcnt[s]++; held[t] = 1; wend[t] = 1
+    :: else -> cleanup_on(t, MASK_OF(t, S_YES), OP_UNDO, OWNER_OF(t), 0, 0)
+    fi;
+    rdl[t] = 0
+  };
+  if
+  :: !won -> goto done
+  :: else -> skip
+  fi;
+hold:
+  atomic { release_level(t, s) };
+done:
+  skip
+end:
+  skip
+}
+#else
+/* A fair task: asks (its score), polls (fair_acquire.lua, ATTS at most,
+   each a new poll id), wins by a quorum of polls or of hand-overs (both
+   counted together), else cleans up where it may hold (also where it was
+   handed the lock) and waits in line; gives up by leaving for good. A
+   winner by polls leaves every line (fair_dequeue.lua); a winner by
+   hand-overs may send it as its confirmation (the ttl, the description). */
+proctype Task(byte t) {
+  byte att, tg, id, score;
+  bool won, byhand;
+#ifdef LATE_ARRIVAL
+  /* The FIFO check's case: the last task asks only once task 1 is in
+     line on a quorum (or done). A search of every interleaving rarely gets
+     there before its cut: its asking first is explored first. */
+  if
+  :: t == NT - 1 -> atomic { (waiting[1] && PLACES(1) >= Q) || acq_done[1] -> skip }
+  :: else -> skip
+  fi;
+#endif
+  atomic {
+    asks++; score = asks; waiting[t] = 1;
+    /* FIFO: who is in line (or holds a place: a grant, a hand-over) on a
+       quorum as this caller asks is ahead of it */
+    for (g_i : 0 .. NT - 1) {
+      if
+      :: g_i != t && waiting[g_i] && PLACES(g_i) >= Q -> ahead[t] = ahead[t] | (1 << g_i)
+      :: else -> skip
+      fi
+    }
+    g_i = 0
+  };
+poll:
+  atomic {
+    att++; nreq[t]++; id = nreq[t];
+    round_start(t, R_SETTLED, TTL, OP_FACQ, OWNER_OF(t), id, score)
+  };
+  await_round(t);
+  atomic {
+    won = (yes[t] >= Q);
+    if
+    :: !won ->
+       /* on_decided: polls granted count with hand-overs */
+       for (g_i : 0 .. N - 1) {
+         if
+         :: st[t * N + g_i] == S_YES -> hg[t * N + g_i] = 1
+         :: else -> skip
+         fi
+       }
+       g_i = 0;
+       if
+       :: HG_COUNT(t) >= Q -> won = 1; byhand = 1
+       :: else ->
+          /* abandon_attempt: every master that did not refuse, and every
+             one that handed us the lock; grants there count again only if
+             they name a later poll (handover_ledger::forget) */
+          g_x = MAY_HOLD(t) | HG_MASK(t);
+          cleanup_on(t, g_x, OP_REL, OWNER_OF(t), id, REL_LAST);
+          for (g_i : 0 .. N - 1) {
+            if
+            :: g_x & (1 << g_i) -> fvp[t * N + g_i] = nreq[t] + 1
+            :: else -> skip
+            fi;
+            hg[t * N + g_i] = 0
+          }
+          g_i = 0; g_x = 0
+       fi
+    :: else -> skip
+    fi;
+    rdl[t] = 0
+  };
+  if
+  :: won -> goto hold
+  :: else -> skip
+  fi;
+  /* in line: a quorum of hand-overs, the poll timer, or giving up */
+  if
+  :: atomic { HG_COUNT(t) >= Q -> won = 1; byhand = 1 }
+  :: att < ATTS -> goto poll
+  :: atomic {
+       att >= ATTS ->
+       /* complete(error): leave every line for good, passing the lock on */
+       waiting[t] = 0; acq_done[t] = 1;
+       cleanup_on(t, ALL_MASK, OP_REL, OWNER_OF(t), id, REL_LAST | REL_LEAVE)
+     };
+     goto done
+  fi;
+hold:
+  atomic {
+#ifdef CHECK_FIFO
+    /* FIFO: no waiter that was in line on a quorum before we asked is
+       still waiting. Does not hold: README.md, "What the new models
+       found" (a head's clean-up of a failed poll gives back the hold a
+       release handed it, and with it its place in line there). */
+    assert((ahead[t] & ((waiting[0]) | (waiting[1] << 1) | (waiting[2] << 2))) == 0);
+#endif
+    waiting[t] = 0; acq_done[t] = 1;
+    held[t] = 1; wend[t] = 1; lcnt[t] = 1; lhid[t] = id;
+    if
+    :: !byhand -> cleanup_on(t, ALL_MASK, OP_DEQ, OWNER_OF(t), id, 0)
+    :: byhand -> skip
+    :: byhand -> cleanup_on(t, ALL_MASK, OP_DEQ, OWNER_OF(t), id, 0)   /* the confirmation */
+    fi
+  };
+  atomic { release_level(t, OWNER_OF(t)) };
+done:
+  skip
+end:
+  skip
+}
+#endif
+
+init {
+  atomic {
+    RUN_ENV;
+    for (g_i : 0 .. NT - 1) { run Task(g_i) };
+    g_i = 0
+  }
+}
+
+/* Exclusion: never two owners each inside a hold's window (the holds of
+   one owner are one hold: a re-entry). */
+#if NO > 2
+#define TWO_OWNERS_HOLD ((OWNER_HOLDS(0) && OWNER_HOLDS(1)) || (OWNER_HOLDS(0) && OWNER_HOLDS(2)) || (OWNER_HOLDS(1) && OWNER_HOLDS(2)))
+#else
+#define TWO_OWNERS_HOLD (OWNER_HOLDS(0) && OWNER_HOLDS(1))
+#endif
+active proctype exclusion() {
+end:
+  atomic { TWO_OWNERS_HOLD -> assert(false) }
+}
