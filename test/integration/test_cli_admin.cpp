@@ -25,6 +25,12 @@ namespace json = boost::json;
 
 namespace {
 
+// The CLI with a node timeout that a loaded, sanitized machine keeps (its
+// default, 50 ms, is for production masters).
+redlock::testing::result admin(const std::string& nodes, const std::string& args) {
+  return cli(nodes, args + " --node-timeout 2s");
+}
+
 redlock::acquire_options opts(redlock::lock_kind kind, std::string owner = {}, unsigned permits = 0) {
   redlock::acquire_options o;
   o.ttl = 30s;
@@ -37,7 +43,7 @@ redlock::acquire_options opts(redlock::lock_kind kind, std::string owner = {}, u
 
 // `redlock list --json`'s rows by name.
 std::map<std::string, json::object> listed(const std::string& nodes, const std::string& args = "") {
-  auto r = cli(nodes, "list --json " + args);
+  auto r = admin(nodes, "list --json " + args);
   BOOST_REQUIRE_MESSAGE(r.code == 0, r.err);
   std::map<std::string, json::object> rows;
   auto doc = json::parse(r.out);  // (kept: the loop runs over a part of it)
@@ -130,7 +136,7 @@ BOOST_AUTO_TEST_CASE(list_shows_each_kind_with_its_holders_ttl_and_masters) {
   BOOST_TEST(!rows.contains("l-gone"));
 
   // The text form: one row per name, its holders under it.
-  auto text = cli(nodes, "list");
+  auto text = admin(nodes, "list");
   BOOST_TEST(text.code == 0, text.err);
   BOOST_TEST(text.out.find("l-mutex  mutex  on 3/3 masters") != std::string::npos, text.out);
   BOOST_TEST(text.out.find("\"worker one\"") != std::string::npos, text.out);
@@ -169,19 +175,21 @@ BOOST_AUTO_TEST_CASE(list_stops_at_max_names_and_says_so_on_a_large_keyspace) {
             "for i = 1, 20000 do redis.call('SET', 'data:' .. i, 'x') end "
             "for i = 1, 20 do redis.call('SET', 'lk:' .. i, string.rep('b', 32), 'PX', 60000) end",
             "0"});
-  auto full = cli(nodes, "list --json --prefix lk:");
+  auto full = admin(nodes, "list --json --prefix lk:");
   BOOST_REQUIRE_MESSAGE(full.code == 0, full.err);
   auto doc = json::parse(full.out).as_object();
   BOOST_TEST(doc.at("locks").as_array().size() == 20u);
   BOOST_TEST(doc.at("truncated").as_bool() == false);
-  auto capped = cli(nodes, "list --json --prefix lk: --max-names 7");
+  auto capped = admin(nodes, "list --json --prefix lk: --max-names 7");
   BOOST_REQUIRE_MESSAGE(capped.code == 0, capped.err);
   doc = json::parse(capped.out).as_object();
   BOOST_TEST(doc.at("locks").as_array().size() == 7u);
   BOOST_TEST(doc.at("truncated").as_bool() == true);
   BOOST_TEST(capped.err.find("truncated") != std::string::npos, capped.err);
-  BOOST_TEST(m[0].command({"SLOWLOG", "GET", "128"}).find("KEYS") == std::string::npos);
-  BOOST_TEST(cli(nodes, "list --max-names 0").code == 64);
+  // Walked in calls of 1000 keys (two walks per listing), never with KEYS.
+  BOOST_TEST(redlock::testing::command_calls(m[0], {"keys"}) == 0);
+  BOOST_TEST(redlock::testing::command_calls(m[0], {"scan"}) >= 20);
+  BOOST_TEST(admin(nodes, "list --max-names 0").code == 64);
 }
 
 BOOST_AUTO_TEST_CASE(list_reports_a_master_that_does_not_answer) {
@@ -190,7 +198,7 @@ BOOST_AUTO_TEST_CASE(list_reports_a_master_that_does_not_answer) {
   redlock::client c(m.options(1000ms));
   auto l = c.acquire("l-down", opts(redlock::lock_kind::mutex));
   m[2].stop();
-  auto r = cli(nodes, "list --json");
+  auto r = admin(nodes, "list --json");
   BOOST_TEST(r.code == 0, r.err);
   auto doc = json::parse(r.out).as_object();
   BOOST_TEST(doc.at("nodes").as_array().at(2).as_object().at("ok").as_bool() == false);
@@ -266,7 +274,7 @@ BOOST_AUTO_TEST_CASE(force_release_removes_every_hold_of_each_kind_and_wakes_a_w
       redlock::testing::result forced;
       std::thread operator_([&] {
         std::this_thread::sleep_for(300ms);
-        forced = cli(nodes, "release --force --json " + c.force_args);
+        forced = admin(nodes, "release --force --json " + c.force_args);
       });
       auto started = std::chrono::steady_clock::now();
       auto got = c.name == "f-lead" ? waiter.campaign(c.name, waiting) : waiter.acquire(c.name, waiting);
@@ -274,8 +282,16 @@ BOOST_AUTO_TEST_CASE(force_release_removes_every_hold_of_each_kind_and_wakes_a_w
       operator_.join();
       BOOST_TEST(forced.code == 0, forced.err);
       BOOST_TEST(forced.err.find("keeps running until its next lease check") != std::string::npos, forced.err);
-      // Every master said it removed every hold (a set: each of its names).
-      for (auto& tokens : removed_tokens(forced.out)) BOOST_TEST(tokens == held_tokens);
+      // A quorum of masters, at least, said it removed every hold (a set:
+      // of each of its names; a hold is promised on a quorum only), and no
+      // master removed anything else.
+      auto per_master = removed_tokens(forced.out);
+      auto removed_all = std::count(per_master.begin(), per_master.end(), held_tokens);
+      auto names = c.name == "f-set-a" ? 2 : 1;
+      BOOST_TEST(removed_all >= 2 * names, forced.out);
+      for (auto& tokens : per_master)
+        for (auto& t : tokens)
+          BOOST_TEST((std::find(held_tokens.begin(), held_tokens.end(), t) != held_tokens.end()), t);
       BOOST_TEST(waited < 1500ms, "not woken: " << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()
                                                 << " ms");
       // Fence counters were kept: the next holder's token is greater.
@@ -293,13 +309,13 @@ BOOST_AUTO_TEST_CASE(force_release_of_a_free_name_and_of_another_kind_touches_no
   masters m(3);
   auto nodes = nodes_of(m);
   redlock::client c(m.options(1000ms));
-  auto free = cli(nodes, "release --force --name nobody");
+  auto free = admin(nodes, "release --force --name nobody");
   BOOST_TEST(free.code == 0, free.err);
   BOOST_TEST(free.out.find("nothing held") != std::string::npos, free.out);
   BOOST_TEST(free.err.find("warning") == std::string::npos, free.err);  // nothing removed: no holder to warn about
 
   auto l = c.acquire("k-mutex", opts(redlock::lock_kind::mutex));
-  auto other = cli(nodes, "release --force --name k-mutex --kind semaphore");
+  auto other = admin(nodes, "release --force --name k-mutex --kind semaphore");
   BOOST_TEST(other.code == 64, other.err);
   BOOST_TEST(other.out.find("left alone") != std::string::npos, other.out);
   BOOST_TEST(m.holding("k-mutex") == 3u);
@@ -308,7 +324,7 @@ BOOST_AUTO_TEST_CASE(force_release_of_a_free_name_and_of_another_kind_touches_no
   m.on_all({"RPUSH", "k-list", "x"});
   m.on_all({"SET", "k-text", "not a token"});
   for (auto name : {"k-list", "k-text"}) {
-    auto foreign = cli(nodes, std::string("release --force --name ") + name);
+    auto foreign = admin(nodes, std::string("release --force --name ") + name);
     BOOST_TEST(foreign.code == 65, foreign.err);
     BOOST_TEST(foreign.out.find("not released") != std::string::npos, foreign.out);
   }
@@ -325,7 +341,7 @@ BOOST_AUTO_TEST_CASE(force_release_bad_input_exits_64_and_touches_nothing) {
   for (auto args : {"release --force", "release --force --name bad --kind queue", "release --force --name ''",
                     "release --force --name bad --token abc", "release --name bad --kind mutex --token abc"}) {
     BOOST_TEST_CONTEXT(args) {
-      auto r = cli(nodes, args);
+      auto r = admin(nodes, args);
       BOOST_TEST(r.code == 64);
       BOOST_TEST(r.err.rfind("redlock: ", 0) == 0u, r.err);
       BOOST_TEST(std::count(r.err.begin(), r.err.end(), '\n') == 1, r.err);
