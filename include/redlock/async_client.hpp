@@ -106,6 +106,36 @@ class REDLOCK_EXPORT async_client {
         std::move(name));
   }
 
+  /// The names of the locks on every master, by SCAN (COUNT
+  /// list_options::scan_count, never KEYS: the masters keep serving between
+  /// calls), up to list_options::max_names; each master's cursor walked to
+  /// its end, with a per-call deadline of the node timeout. A master that
+  /// does not answer is reported in lock_listing::nodes, not as an error.
+  template <typename Token = boost::asio::deferred_t>
+  auto async_list(list_options opts, Token&& token = boost::asio::deferred_t{}) {
+    return boost::asio::async_initiate<Token, list_signature>(
+        [this](auto handler, list_options o) { start_list(o, std::move(handler)); }, token, opts);
+  }
+
+  /// An operator's tool: removes every hold of `name` on every master,
+  /// whoever holds it, and announces the release as the kind's own release
+  /// does (waiters retry at once; a leader's observers hear it resigned).
+  /// `only`: remove holds of that representation alone (key_content::mutex,
+  /// owners, rwlock or semaphore), leaving any other. Fence counters are
+  /// kept, so fencing tokens keep increasing. A holder that is alive is not
+  /// told: it keeps running until its next renewal finds its token gone.
+  /// Completes with each master's outcome (errc::wrong_type where the key
+  /// is someone else's data: untouched).
+  template <typename Token = boost::asio::deferred_t>
+  auto async_force_release(std::string name, std::optional<key_content> only = std::nullopt,
+                           Token&& token = boost::asio::deferred_t{}) {
+    return boost::asio::async_initiate<Token, force_release_signature>(
+        [this](auto handler, std::string n, std::optional<key_content> k) {
+          start_force_release(std::move(n), k, std::move(handler));
+        },
+        token, std::move(name), only);
+  }
+
   /// Leader election (redlock/election.hpp): acquires `name` as a fenced,
   /// renewed mutex (`opts.fenced` and `opts.renew` are forced on; kind must
   /// be mutex), retrying for `opts.wait`, then proclaims its epoch (the
@@ -183,6 +213,9 @@ class REDLOCK_EXPORT async_client {
                       boost::asio::any_completion_handler<acquire_signature> handler);
   void start_resign(lock l, boost::asio::any_completion_handler<done_signature> handler);
   void start_leader(std::string name, boost::asio::any_completion_handler<leader_signature> handler);
+  void start_list(list_options opts, boost::asio::any_completion_handler<list_signature> handler);
+  void start_force_release(std::string name, std::optional<key_content> only,
+                           boost::asio::any_completion_handler<force_release_signature> handler);
 
   std::shared_ptr<detail::client_impl> impl_;
 };

@@ -20,6 +20,10 @@ using acquire_signature = void(boost::system::error_code, lock);
 using done_signature = void(boost::system::error_code);
 /// Status: each master's view.
 using status_signature = void(boost::system::error_code, std::vector<node_status>);
+/// The lock names on the masters (async_list).
+using list_signature = void(boost::system::error_code, lock_listing);
+/// A forced release: what each master held and what was removed there.
+using force_release_signature = void(boost::system::error_code, std::vector<node_forced_release>);
 /// Who leads a name, if anyone.
 using leader_signature = void(boost::system::error_code, std::optional<leader_info>);
 

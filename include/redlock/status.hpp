@@ -58,6 +58,52 @@ struct node_status {
   std::vector<permit_hold> permit_holds;  ///< content == semaphore: the slots held, in slot order
 };
 
+/// What async_client::async_list looks for.
+struct list_options {
+  /// At most this many names: the listing stops there and says it was
+  /// truncated (a keyspace of millions of keys is walked only that far).
+  std::size_t max_names = 10000;
+  /// Keys asked for per SCAN call (its COUNT): how much work each call
+  /// costs a master before it serves other clients again.
+  unsigned scan_count = 1000;
+};
+
+/// How one master's keys were walked (async_client::async_list).
+struct node_scan {
+  std::string node;                 ///< URI without the password
+  boost::system::error_code error;  ///< set when it did not answer (what it had is not listed)
+};
+
+/// The names of the locks on the masters, found by SCAN (never KEYS): the
+/// lock keys under the client's key_prefix, shown without it, and the
+/// semaphores (which have no key of their own); their companions (fence
+/// counters, wake lists, queues) are not names. Read each with async_status.
+struct lock_listing {
+  std::vector<std::string> names;  ///< sorted, each once
+  bool truncated = false;          ///< more names than list_options::max_names: some are not listed
+  std::vector<node_scan> nodes;    ///< per master, in node order
+};
+
+/// One hold a forced release removed on one master.
+struct removed_hold {
+  /// "mutex" (a mutex, one name of a set, a leader), "owner" (reentrant,
+  /// fair), "reader", "writer", or "permit".
+  std::string what;
+  std::string token;                    ///< the token, or the owner field
+  std::optional<std::uint64_t> number;  ///< an owner's entry count; a permit's slot
+  std::string description;              ///< the holder's acquire_options::description, if it gave one
+};
+
+/// What a forced release (async_client::async_force_release) did on one master.
+struct node_forced_release {
+  std::string node;                 ///< URI without the password
+  boost::system::error_code error;  ///< did not answer; errc::wrong_type: the key is someone else's data (untouched)
+  /// What the name held there before: "free", "mutex", "owners", "rwlock",
+  /// "semaphore" (joined by '+' when a semaphore and a lock key share it).
+  std::string found;
+  std::vector<removed_hold> removed;  ///< empty: nothing held, or only another kind than asked (left alone)
+};
+
 /// "free", "mutex", "owners", "foreign", "semaphore", "rwlock": for logs and machine-readable output.
 REDLOCK_EXPORT std::string_view key_content_name(key_content c) noexcept;
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <boost/program_options/options_description.hpp>
+#include <boost/program_options/value_semantic.hpp>
 #include <boost/program_options/variables_map.hpp>
 
 #include <chrono>
@@ -34,6 +35,12 @@ struct already_reported {
 boost::program_options::variables_map parse(const std::vector<std::string>& args,
                                             boost::program_options::options_description& options,
                                             std::vector<std::string>* command = nullptr);
+
+/// An option's string value, shown in --help as `value_name` (DURATION,
+/// URI, N...) rather than Boost's bare `arg`.
+inline boost::program_options::typed_value<std::string>* value_named(const char* value_name) {
+  return boost::program_options::value<std::string>()->value_name(value_name);
+}
 
 /// --NAME as a duration with a unit (500ms, 10s, 2m), or `dflt` when absent.
 std::chrono::milliseconds duration_arg(const boost::program_options::variables_map& vm, const char* name,

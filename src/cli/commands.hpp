@@ -4,6 +4,8 @@
 // errors are thrown; main turns them into a line and a status).
 #pragma once
 
+#include <boost/program_options/variables_map.hpp>
+
 #include <string>
 #include <vector>
 
@@ -22,6 +24,11 @@ int acquire(const std::vector<std::string>& args);
 int extend_or_release(const std::vector<std::string>& args, bool extend);
 /// redlock status: each master's view of one lock (status.cpp).
 int status(const std::vector<std::string>& args);
+/// redlock list: every lock on the masters, one row per name (admin.cpp).
+int list(const std::vector<std::string>& args);
+/// redlock release --force: every hold of the names given removed, whoever
+/// holds them (admin.cpp; `vm`: release's options, parsed).
+int force_release(const boost::program_options::variables_map& vm);
 /// redlock doctor: audits the masters; 0 nothing found, 1 warnings only, 2
 /// at least one error (doctor.cpp).
 int doctor(const std::vector<std::string>& args);

@@ -38,14 +38,14 @@ std::string first_line_of(const std::string& path) {
 }  // namespace
 
 void add_connection_options(po::options_description& d) {
-  d.add_options()("nodes", po::value<std::string>(), "comma-separated redis:// URIs (default: $REDLOCK_NODES)")(
-      "tls-ca", po::value<std::string>(),
+  d.add_options()("nodes", value_named("URI,..."), "comma-separated redis:// URIs (default: $REDLOCK_NODES)")(
+      "tls-ca", value_named("FILE"),
       "CA file to verify rediss:// masters (default: $REDLOCK_TLS_CA, else the system store)")(
-      "tls-cert", po::value<std::string>(),
+      "tls-cert", value_named("FILE"),
       "client certificate (PEM) for rediss:// masters that ask for one (default: $REDLOCK_TLS_CERT)")(
-      "tls-key", po::value<std::string>(), "its private key (PEM, not encrypted) (default: $REDLOCK_TLS_KEY)")(
-      "user", po::value<std::string>(), "user for the password below (default: $REDLOCK_USER, else the default user)")(
-      "password-file", po::value<std::string>(),
+      "tls-key", value_named("FILE"), "its private key (PEM, not encrypted) (default: $REDLOCK_TLS_KEY)")(
+      "user", value_named("USER"), "user for the password below (default: $REDLOCK_USER, else the default user)")(
+      "password-file", value_named("FILE"),
       "first line: the password for URIs without one (default: $REDLOCK_PASSWORD); keeps it out of `ps`");
 }
 

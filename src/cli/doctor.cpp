@@ -67,12 +67,12 @@ int doctor(const std::vector<std::string>& args) {
   po::options_description d("redlock doctor [options]: audits the masters; exit 0 nothing found, 1 warnings, 2 errors");
   add_connection_options(d);
   d.add_options()(
-      "node-timeout", po::value<std::string>(), "the per-master deadline you use (default 50ms)")(
-      "ttl", po::value<std::string>(), "the TTL you plan (default 10s)")(
-      "prefix", po::value<std::string>(), "the key prefix you use")(
-      "name", po::value<std::string>(), "a lock name whose keys and channels the ACL check uses (default redlock-doctor)")(
-      "acl-user", po::value<std::string>(), "check this ACL user's rights (default: the user of each URI)")(
-      "round-trips", po::value<unsigned>(), "PINGs per master for the round-trip p99 (default 50)")(
+      "node-timeout", value_named("DURATION"), "the per-master deadline you use (default 50ms)")(
+      "ttl", value_named("DURATION"), "the TTL you plan (default 10s)")(
+      "prefix", value_named("P"), "the key prefix you use")(
+      "name", value_named("NAME"), "a lock name whose keys and channels the ACL check uses (default redlock-doctor)")(
+      "acl-user", value_named("USER"), "check this ACL user's rights (default: the user of each URI)")(
+      "round-trips", po::value<unsigned>()->value_name("N"), "PINGs per master for the round-trip p99 (default 50)")(
       "json", "machine-readable output")("verbose,v", "also print what was read from each master")("help,h", "this help");
   auto vm = parse(args, d);
   client_options client;

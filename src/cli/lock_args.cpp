@@ -14,21 +14,32 @@ namespace po = boost::program_options;
 namespace json = boost::json;
 using namespace std::chrono_literals;
 
-void add_common(po::options_description& d) {
+void add_client_options(po::options_description& d, bool json) {
   add_connection_options(d);
+  d.add_options()("node-timeout", value_named("DURATION"), "per-master deadline (default 50ms)")(
+      "prefix", value_named("P"), "key prefix");
+  if (json) d.add_options()("json", "machine-readable output");
+  d.add_options()("help,h", "this help");
+}
+
+redlock::client_options read_client_options(const po::variables_map& vm) {
+  redlock::client_options client;
+  read_connection(vm, client);
+  client.node_timeout = duration_arg(vm, "node-timeout", 50ms);
+  if (vm.count("prefix")) client.key_prefix = vm["prefix"].as<std::string>();
+  return client;
+}
+
+void add_common(po::options_description& d, bool json) {
   d.add_options()(
-      "name", po::value<std::vector<std::string>>(),
-      "lock name (run, acquire: again for more names, held all or none; release, extend: every name of such a hold)")("node-timeout", po::value<std::string>(),
-                                                     "per-master deadline (default 50ms)")(
-      "prefix", po::value<std::string>(), "key prefix")(
-      "json", "machine-readable output")("help,h", "this help");
+      "name", po::value<std::vector<std::string>>()->value_name("NAME"),
+      "lock name (run, acquire: again for more names, held all or none; release, extend: every name of such a hold)");
+  add_client_options(d, json);
 }
 
 common read_common(const po::variables_map& vm, bool several_names) {
   common c;
-  read_connection(vm, c.client);
-  c.client.node_timeout = duration_arg(vm, "node-timeout", 50ms);
-  if (vm.count("prefix")) c.client.key_prefix = vm["prefix"].as<std::string>();
+  c.client = read_client_options(vm);
   auto names = vm.count("name") ? vm["name"].as<std::vector<std::string>>() : std::vector<std::string>{};
   if (names.empty()) usage("--name is required");
   for (auto& n : names)
@@ -41,15 +52,17 @@ common read_common(const po::variables_map& vm, bool several_names) {
   return c;
 }
 
-void add_acquire_options(po::options_description& d) {
-  d.add_options()("ttl", po::value<std::string>(), "lease time (default 10s)")(
-      "wait", po::value<std::string>(), "how long to keep trying (default 0s: one attempt)")(
-      "fenced", "also obtain a fencing token")("kind", po::value<std::string>(), "mutex (default), reentrant or fair")(
-      "permits", po::value<std::string>(), "a semaphore: at most N hold the name at once (1 to 1024)")(
-      "shared", "a read-write lock's shared (read) side: with other readers, never with a writer")(
-      "exclusive", "a read-write lock's exclusive (write) side: no other holder")(
-      "verbose,v", "when not acquired, show what each master said in the last attempt")(
-      "description", po::value<std::string>(),
+void add_acquire_options(po::options_description& d, bool kinds) {
+  d.add_options()("ttl", value_named("DURATION"), "lease time (default 10s)")(
+      "wait", value_named("DURATION"), "how long to keep trying (default 0s: one attempt)")(
+      "fenced", "also obtain a fencing token");
+  if (kinds)
+    d.add_options()("kind", value_named("KIND"), "mutex (default), reentrant or fair")(
+        "permits", value_named("N"), "a semaphore: at most N hold the name at once (1 to 1024)")(
+        "shared", "a read-write lock's shared (read) side: with other readers, never with a writer")(
+        "exclusive", "a read-write lock's exclusive (write) side: no other holder");
+  d.add_options()("verbose,v", "when not acquired, show what each master said in the last attempt")(
+      "description", value_named("WORDS"),
       "who holds it, in words, shown by `redlock status` (default host:pid; '' for none)");
 }
 
@@ -126,12 +139,6 @@ const char* kind_words(redlock::lock_kind k) {
   return "a lock";
 }
 
-// One of our mutex tokens: 32 hex digits (after 's:' for a set's).
-bool looks_like_token(std::string s) {
-  if (s.starts_with("s:")) s.erase(0, 2);
-  return s.size() == 32 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
-}
-
 // What kind of lock, other than `asked`, the name is held as on some master
 // (status), or nothing when what is there is not one of our locks (someone
 // else's data: the scripts' WRONGTYPE stands).
@@ -152,6 +159,11 @@ std::optional<std::string> held_as_other_kind(redlock::client& client, const std
 }
 
 }  // namespace
+
+bool looks_like_token(std::string s) {
+  if (s.starts_with("s:")) s.erase(0, 2);
+  return s.size() == 32 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
 
 std::optional<redlock::lock> acquire_or_explain(redlock::client& client, const common& c, redlock::acquire_options a,
                                                 const po::variables_map& vm) {

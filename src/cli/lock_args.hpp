@@ -29,13 +29,19 @@ struct common {
   std::vector<std::string> more_names;  // `run --name a --name b`: held together with `name`
   bool json = false;
 };
-void add_common(boost::program_options::options_description& d);
+void add_common(boost::program_options::options_description& d, bool json = true);
+/// What add_common takes but the name: how to reach the masters, the key
+/// prefix, --json (where output is the command's, not COMMAND's) and
+/// --help (for subcommands that name no lock).
+void add_client_options(boost::program_options::options_description& d, bool json = true);
+redlock::client_options read_client_options(const boost::program_options::variables_map& vm);
 /// `several_names`: the command may name several names held together
 /// (run, acquire, and release and extend of such a hold).
 common read_common(const boost::program_options::variables_map& vm, bool several_names = false);
 
-/// --ttl, --wait, --fenced, --kind, --verbose, --description.
-void add_acquire_options(boost::program_options::options_description& d);
+/// --ttl, --wait, --fenced, --verbose, --description and, with `kinds`, the
+/// kind of lock: --kind, --permits, --shared, --exclusive.
+void add_acquire_options(boost::program_options::options_description& d, bool kinds = true);
 redlock::acquire_options read_acquire(const boost::program_options::variables_map& vm);
 
 /// try_acquire that says why it failed: "not acquired" on stderr with the
@@ -43,6 +49,10 @@ redlock::acquire_options read_acquire(const boost::program_options::variables_ma
 /// master. Errors other than a refusal are thrown, after the same lines.
 std::optional<redlock::lock> acquire_or_explain(redlock::client& client, const common& c, redlock::acquire_options a,
                                                 const boost::program_options::variables_map& vm);
+
+/// One of our mutex tokens: 32 hex digits (after 's:' for a set's), as
+/// lua/force_release.lua tells a lock's string from someone else's.
+bool looks_like_token(std::string s);
 
 /// --token, else $REDLOCK_TOKEN; usage error when neither.
 std::string token_arg(const boost::program_options::variables_map& vm);

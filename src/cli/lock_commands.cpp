@@ -90,9 +90,15 @@ redlock::adopt_options hold_named_by(redlock::client& client, const common& c, c
 int extend_or_release(const std::vector<std::string>& args, bool extend) {
   po::options_description d(extend ? "redlock extend [options]" : "redlock release [options]");
   add_common(d);
-  d.add_options()("token", po::value<std::string>(), "the holder's token (default: $REDLOCK_TOKEN)");
-  if (extend) d.add_options()("ttl", po::value<std::string>(), "new lease time (default 10s)");
+  d.add_options()("token", value_named("TOKEN"), "the holder's token (default: $REDLOCK_TOKEN)");
+  if (extend) d.add_options()("ttl", value_named("DURATION"), "new lease time (default 10s)");
+  if (!extend)
+    d.add_options()("force", "remove every hold of the name(s) on every master, whoever holds them (an operator's tool)")(
+        "kind", value_named("KIND"),
+        "with --force: only a hold of this kind (mutex, set, election, reentrant, fair, rwlock, semaphore)");
   auto vm = parse(args, d);
+  if (!extend && vm.count("force")) return force_release(vm);
+  if (vm.count("kind")) usage("--kind goes with --force (a token names its hold's kind itself)");
   auto c = read_common(vm, true);
   auto token = token_arg(vm);
   auto ttl = extend ? duration_arg(vm, "ttl", 10s) : 10s;

@@ -320,22 +320,22 @@ int elect(const std::vector<std::string>& args) { return run_holding(args, true)
 int run_holding(const std::vector<std::string>& args, bool elect) {
   po::options_description d(elect ? "redlock elect [options] -- COMMAND [ARGS...]"
                                   : "redlock run [options] -- COMMAND [ARGS...]");
-  add_common(d);
-  add_acquire_options(d);
-  d.add_options()("grace", po::value<std::string>(),
+  // No --json: what COMMAND prints is the output. A leader holds one name
+  // as a mutex: no kind to choose.
+  add_common(d, false);
+  add_acquire_options(d, !elect);
+  d.add_options()("grace", value_named("DURATION"),
                   "after a lost lease: how long COMMAND may take to stop before SIGKILL (default 5s)")(
-      "on-lost", po::value<std::string>(),
+      "on-lost", value_named("POLICY"),
       "when the lease is lost: term (SIGTERM, default), kill (SIGKILL), or hook:CMD (run CMD with sh -c, "
       "REDLOCK_PID and REDLOCK_LOST_REASON set)")(
-      "max-hold", po::value<std::string>(), "stop renewing after this long: the lease is then lost (default: no cap)")(
-      "metrics-port", po::value<std::string>(), "serve Prometheus metrics at http://[HOST:]PORT/metrics while it runs");
+      "max-hold", value_named("DURATION"), "stop renewing after this long: the lease is then lost (default: no cap)")(
+      "metrics-port", value_named("[HOST:]PORT"), "serve Prometheus metrics at http://[HOST:]PORT/metrics while it runs");
   std::vector<std::string> command;
   auto vm = parse(args, d, &command);
   auto c = read_common(vm, !elect);
   auto a = read_acquire(vm);
   a.together = c.more_names;
-  if (elect && (vm.count("kind") || vm.count("permits") || vm.count("shared") || vm.count("exclusive")))
-    usage("elect: a leader holds one name as a mutex (no --kind, --permits, --shared or --exclusive)");
   auto grace = duration_arg(vm, "grace", 5s);
   auto policy = on_lost_arg(vm);
   a.max_hold = duration_arg(vm, "max-hold", 0s);

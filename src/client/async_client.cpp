@@ -161,6 +161,28 @@ void async_client::start_status(std::string name, asio::any_completion_handler<s
   });
 }
 
+void async_client::start_list(list_options opts, asio::any_completion_handler<list_signature> handler) {
+  if (opts.max_names == 0 || opts.scan_count == 0)
+    return fail_now(impl_->executor, std::move(handler), make_error_code(errc::bad_option), lock_listing{});
+  detail::initiation under_way;
+  dispatch_on_strand(impl_->strand, [impl = impl_, opts, h = std::move(handler)]() mutable {
+    detail::start_list(std::move(impl), opts, std::move(h));
+  });
+}
+
+void async_client::start_force_release(std::string name, std::optional<key_content> only,
+                                       asio::any_completion_handler<force_release_signature> handler) {
+  auto refuse = [&](errc e) {
+    fail_now(impl_->executor, std::move(handler), make_error_code(e), std::vector<node_forced_release>{});
+  };
+  if (name.empty()) return refuse(errc::empty_name);
+  if (only && (*only == key_content::free || *only == key_content::foreign)) return refuse(errc::bad_option);
+  detail::initiation under_way;
+  dispatch_on_strand(impl_->strand, [impl = impl_, n = std::move(name), only, h = std::move(handler)]() mutable {
+    detail::start_force_release(std::move(impl), std::move(n), only, std::move(h));
+  });
+}
+
 lock async_client::adopt(const std::string& name, const std::string& token, milliseconds ttl,
                          const adopt_options& how) const {
   if (auto bad = detail::check_adopt(name, token, ttl, how, impl_->options.node_timeout))

@@ -30,6 +30,12 @@ void start_release(std::shared_ptr<client_impl> client, std::shared_ptr<lock_sta
 void start_extend(std::shared_ptr<client_impl> client, std::shared_ptr<lock_state> state, milliseconds ttl,
                   done_handler handler);
 void start_status(std::shared_ptr<client_impl> client, std::string name, status_handler handler);
+/// The admin tools (admin.cpp): the lock names on every master, and a
+/// forced release of one name.
+void start_list(std::shared_ptr<client_impl> client, list_options options,
+                boost::asio::any_completion_handler<list_signature> handler);
+void start_force_release(std::shared_ptr<client_impl> client, std::string name, std::optional<key_content> only,
+                         boost::asio::any_completion_handler<force_release_signature> handler);
 
 /// Extends `state` to `ttl` through the quorum and moves its validity window;
 /// `done` gets errc::not_held when the token is gone from a quorum.

@@ -35,6 +35,7 @@ extern const script extend;
 extern const script fence_raise;
 extern const script fenced_write;
 extern const script status;
+extern const script force_release;
 /// Every script, in file-name order (loaded on each new connection).
 extern const std::span<const script* const> all;
 }  // namespace scripts

@@ -2,6 +2,7 @@
 #define BOOST_TEST_MODULE integration_cli
 #include <boost/test/unit_test.hpp>
 
+#include "cli_runner.hpp"
 #include "masters.hpp"
 #include "scripts/keys.hpp"
 
@@ -23,48 +24,11 @@ extern char** environ;
 using namespace std::chrono_literals;
 using redlock::testing::masters;
 
-namespace {
-
-struct result {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-// Runs the CLI through sh with REDLOCK_NODES (and `env`: "NAME=value ...")
-// set; captures both streams.
-result cli(const std::string& nodes, const std::string& args, const std::string& env = "") {
-  static int n = 0;
-  auto base = "/tmp/redlock-cli-test-" + std::to_string(::getpid()) + "-" + std::to_string(n++);
-  auto cmd = env + " REDLOCK_NODES=" + quote(nodes) + " " + REDLOCK_CLI_PATH + " " + args + " >" + base + ".out 2>" + base +
-             ".err </dev/null";
-  int status = std::system(cmd.c_str());
-  result r{WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), slurp(base + ".out"),
-           slurp(base + ".err")};
-  std::remove((base + ".out").c_str());
-  std::remove((base + ".err").c_str());
-  return r;
-}
-
-std::string nodes_of(masters& m) {
-  std::string s;
-  for (auto& u : m.uris()) s += (s.empty() ? "" : ",") + u;
-  return s;
-}
-
-}  // namespace
+using redlock::testing::cli;
+using redlock::testing::nodes_of;
+using redlock::testing::quote;
+using redlock::testing::result;
+using redlock::testing::slurp;
 
 BOOST_AUTO_TEST_CASE(cli_run_passes_env_and_exit_status) {
   masters m(3);
