@@ -202,15 +202,27 @@ BOOST_AUTO_TEST_CASE(scraped_metrics_count_what_happened_and_pass_promtool) {
   BOOST_TEST(timeouts == 3u, text);
 }
 
+// Three masters, and a client `c` whose prometheus_observer fills `registry`.
+struct metered {
+  masters m{3};
+  prometheus::Registry registry;
+  redlock::client_options o = observed();
+  redlock::client c{o};
+
+  // A generous node timeout: a fresh client's first round also waits for
+  // its connections, which took over 100 ms in sanitized builds on a loaded
+  // 2-core machine (load 9); nothing here depends on the timeout.
+  redlock::client_options observed() {
+    auto options = m.options(500ms);
+    options.observer = std::make_shared<redlock::prometheus_observer>(registry, m.uris());
+    return options;
+  }
+};
+
 // Every kind feeds the hold series: the gauge is up while held and back
 // down after the release, and each release adds one hold to the histogram
 // and one acquisition to the wait histogram.
-BOOST_AUTO_TEST_CASE(every_kind_counts_its_hold_and_its_wait) {
-  masters m(3);
-  prometheus::Registry registry;
-  auto o = m.options();
-  o.observer = std::make_shared<redlock::prometheus_observer>(registry, m.uris());
-  redlock::client c(o);
+BOOST_FIXTURE_TEST_CASE(every_kind_counts_its_hold_and_its_wait, metered) {
   using redlock::lock_kind;
   struct case_ {
     std::string name;
@@ -258,12 +270,7 @@ BOOST_AUTO_TEST_CASE(every_kind_counts_its_hold_and_its_wait) {
 
 // A re-entry is no new hold: the gauge stays at one, and the hold ends (and
 // is timed) at the owner's last release only.
-BOOST_AUTO_TEST_CASE(a_reentry_is_not_a_new_hold) {
-  masters m(3);
-  prometheus::Registry registry;
-  auto o = m.options();
-  o.observer = std::make_shared<redlock::prometheus_observer>(registry, m.uris());
-  redlock::client c(o);
+BOOST_FIXTURE_TEST_CASE(a_reentry_is_not_a_new_hold, metered) {
   redlock::acquire_options mine{.kind = redlock::lock_kind::reentrant, .owner = "me"};
   auto outer = c.acquire("reentered", mine);
   auto inner = c.acquire("reentered", mine);
@@ -281,13 +288,7 @@ BOOST_AUTO_TEST_CASE(a_reentry_is_not_a_new_hold) {
 
 // A hold ends once: a second release, or a release after the lease was
 // lost, does not take the gauge below zero nor time the hold again.
-BOOST_AUTO_TEST_CASE(a_hold_ends_once) {
-  masters m(3);
-  prometheus::Registry registry;
-  auto o = m.options();
-  o.observer = std::make_shared<redlock::prometheus_observer>(registry, m.uris());
-  redlock::client c(o);
-
+BOOST_FIXTURE_TEST_CASE(a_hold_ends_once, metered) {
   auto twice = c.acquire("released-twice", {.ttl = 5s});
   c.release(twice);
   boost::system::error_code ec;
@@ -297,7 +298,7 @@ BOOST_AUTO_TEST_CASE(a_hold_ends_once) {
   BOOST_TEST(count_of(text, holds_ended("mutex")) == 1.0, text);
 
   std::promise<redlock::lost_reason> lost;
-  auto renewed = c.acquire("released-after-loss", {.ttl = 600ms, .renew = true, .on_lost = [&](redlock::lost_reason why) {
+  auto renewed = c.acquire("released-after-loss", {.ttl = 2s, .renew = true, .on_lost = [&](redlock::lost_reason why) {
                                                      lost.set_value(why);
                                                    }});
   for (std::size_t i = 0; i < 3; ++i) m[i].pause();
@@ -317,12 +318,8 @@ BOOST_AUTO_TEST_CASE(a_hold_ends_once) {
 
 // Contention shows as acquisitions that took more than one round: a waiter
 // refused once, then woken by the holder's release.
-BOOST_AUTO_TEST_CASE(contention_shows_as_attempts_above_one) {
-  masters m(3);
-  prometheus::Registry registry;
-  auto o = m.options();
-  o.observer = std::make_shared<redlock::prometheus_observer>(registry, m.uris());
-  redlock::client c(o), other(o);
+BOOST_FIXTURE_TEST_CASE(contention_shows_as_attempts_above_one, metered) {
+  redlock::client other(o);
   other.release(handed_over(m, c, c.acquire("contended-attempts", {.ttl = 5s}), other, "contended-attempts"));
   auto text = exposition(registry);
   // Two acquisitions: the holder's in one round, the waiter's in more.
@@ -337,9 +334,9 @@ BOOST_AUTO_TEST_CASE(contention_shows_as_attempts_above_one) {
 BOOST_AUTO_TEST_CASE(spans_of_acquire_extend_hold_release_and_of_a_failure) {
   masters m(3);
   auto spans = std::make_shared<span_recorder>();
-  auto o = m.options();
+  auto o = m.options(500ms);  // as in `metered`
   o.observer = spans;
-  redlock::client c(o), other(m.options());
+  redlock::client c(o), other(m.options(500ms));
   auto l = c.acquire("spanned", {.ttl = 5s});
   c.extend(l, 5s);
   c.release(l);
@@ -372,7 +369,9 @@ BOOST_AUTO_TEST_CASE(spans_of_acquire_extend_hold_release_and_of_a_failure) {
   BOOST_TEST((refused[0].what == span_kind::acquire));
   BOOST_TEST(refused[0].outcome == "not_acquired");
   BOOST_TEST(refused[0].attempts == 1u);
-  BOOST_TEST(refused[0].granted == 0u);
+  // No quorum; a master the holder's round did not wait for may have said
+  // yes to us first (seen once in 20 runs under load).
+  BOOST_TEST(refused[0].granted < 2u);
   other.release(theirs);
 }
 
