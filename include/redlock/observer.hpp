@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Observability without a logging library: implement `observer` (or use
 // `counters`) and pass it in client_options::observer. Hooks run on the
-// client's I/O strand: keep them short and never block in them.
+// client's I/O strand (but for the end of a hold dropped unreleased):
+// keep them short and never block in them.
 #pragma once
 
 #include <redlock/export.hpp>
@@ -37,6 +38,61 @@ struct acquire_outcome {
   std::optional<std::chrono::microseconds> since_release{};
 };
 
+/// How a hold ended: observer::on_hold_end.
+enum class hold_end {
+  released,  ///< its (last) release was asked for
+  lost,      ///< its lease was lost (hold_outcome::why says how)
+  dropped,   ///< every handle to it was dropped unreleased: its keys run to their TTL
+};
+
+/// One hold of a lock by this client, from its acquisition to its end:
+/// observer::on_hold_end. A re-entry of a reentrant, fair or read-write hold
+/// is no new hold: the hold ends at the owner's last release.
+struct hold_outcome {
+  std::string_view name;  ///< of names held together: the one asked for
+  lock_kind kind = lock_kind::mutex;
+  hold_end how = hold_end::released;
+  lost_reason why = lost_reason::none;  ///< set when lost
+  std::chrono::microseconds held_for{0};  ///< from the acquisition's result to the end
+};
+
+/// What a span covers: observer::on_span.
+enum class span_kind {
+  acquire,  ///< an acquisition (or re-entry), from the call to its result
+  hold,     ///< a hold, from the acquisition's result to its end (hold_outcome)
+  extend,   ///< an extend, or a watchdog renewal
+  release,  ///< a release round, from the call to the masters' decision
+};
+
+/// One finished operation, for an application's tracer: create a span with
+/// `start` as its start time and end it `duration` later.
+struct span {
+  span_kind what = span_kind::acquire;
+  std::string_view name;
+  lock_kind kind = lock_kind::mutex;
+  std::chrono::system_clock::time_point start{};  ///< wall clock, for the trace
+  std::chrono::microseconds duration{0};
+  /// "ok", or the error as one word (error_word); for a hold, how it
+  /// ended (ended_word).
+  std::string_view outcome;
+  boost::system::error_code error;  ///< acquire, extend, release: clear on success
+  unsigned masters = 0;   ///< masters the client has
+  /// Of them, those that had answered (yes or no) when the deciding round
+  /// was decided: a quorum round does not wait for the slowest (a hold: its
+  /// acquisition's round).
+  unsigned answered = 0;
+  unsigned granted = 0;   ///< that said yes there
+  unsigned attempts = 0;  ///< acquire: quorum rounds that could take the lock
+};
+
+/// The word spans and metrics use for an error: errc's enumerator name
+/// ("not_acquired"), "cancelled" for operation_aborted, else "other"; "ok"
+/// for none.
+REDLOCK_EXPORT std::string_view error_word(const boost::system::error_code& ec) noexcept;
+/// How a hold ended, as one word: "released", "dropped", or the lost
+/// lease's reason ("expired", "taken_over", "quorum_lost", "max_hold").
+REDLOCK_EXPORT std::string_view ended_word(const hold_outcome& o) noexcept;
+
 /// Receives events from a client; every hook defaults to doing nothing.
 class REDLOCK_EXPORT observer {
  public:
@@ -59,6 +115,16 @@ class REDLOCK_EXPORT observer {
   virtual void on_lease_repaired(std::string_view /*name*/, std::size_t /*masters*/) {}
   /// A renewed lock was lost.
   virtual void on_lease_lost(std::string_view /*name*/, lost_reason /*why*/) {}
+  /// A hold began (an acquisition, not a re-entry, succeeded); every one
+  /// ends with exactly one on_hold_end. Locks taken over with
+  /// async_client::adopt are not counted: their start is unknown.
+  virtual void on_hold_begin(std::string_view /*name*/, lock_kind /*kind*/) {}
+  /// A hold ended: released, lost, or dropped. A dropped hold is reported
+  /// where its last handle went, which may be the caller's thread.
+  virtual void on_hold_end(const hold_outcome& /*outcome*/) {}
+  /// An acquire, hold, extend or release finished (docs/user-guide.md,
+  /// "Tracing").
+  virtual void on_span(const span& /*s*/) {}
   /// Connection events and other diagnostics.
   virtual void on_log(log_level /*level*/, std::string_view /*message*/) {}
 };
@@ -74,7 +140,8 @@ class REDLOCK_EXPORT counters : public observer {
   };
 
   std::atomic<std::uint64_t> acquire_attempts{0}, acquired{0}, acquire_failures{0}, quorum_failures{0},
-      renewals{0}, renewal_failures{0}, lost_leases{0}, log_warnings{0};
+      renewals{0}, renewal_failures{0}, lost_leases{0}, lease_repairs{0}, log_warnings{0};
+  std::atomic<std::int64_t> locks_held{0};  ///< holds begun and not yet ended
   std::array<per_node, max_nodes> nodes;
 
   void on_node_reply(std::size_t node, std::string_view, std::chrono::microseconds latency,
@@ -85,6 +152,9 @@ class REDLOCK_EXPORT counters : public observer {
     (error ? renewal_failures : renewals).fetch_add(1, relaxed);
   }
   void on_lease_lost(std::string_view, lost_reason) override { lost_leases.fetch_add(1, relaxed); }
+  void on_lease_repaired(std::string_view, std::size_t masters) override { lease_repairs.fetch_add(masters, relaxed); }
+  void on_hold_begin(std::string_view, lock_kind) override { locks_held.fetch_add(1, relaxed); }
+  void on_hold_end(const hold_outcome&) override { locks_held.fetch_sub(1, relaxed); }
   void on_log(log_level level, std::string_view) override {
     if (level >= log_level::warning) log_warnings.fetch_add(1, relaxed);
   }

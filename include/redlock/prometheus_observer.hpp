@@ -10,6 +10,7 @@
 
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
+#include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
@@ -25,7 +26,8 @@ namespace redlock {
 class REDLOCK_EXPORT prometheus_observer : public observer {
  public:
   /// Registers the redlock_* metric families in `registry`, which must
-  /// outlive this observer. `nodes`: the client's node URIs, in the order of
+  /// outlive this observer (which the clients' lock handles keep: a hold
+  /// dropped unreleased is counted when its last handle goes). `nodes`: the client's node URIs, in the order of
   /// client_options::nodes; they label the per-master metrics as host:port
   /// (users and passwords never reach a label). Empty: labelled by index.
   explicit prometheus_observer(prometheus::Registry& registry, const std::vector<std::string>& nodes = {});
@@ -36,6 +38,9 @@ class REDLOCK_EXPORT prometheus_observer : public observer {
   void on_acquire_result(const acquire_outcome& outcome) override;
   void on_renewal(std::string_view name, const boost::system::error_code& error) override;
   void on_lease_lost(std::string_view name, lost_reason why) override;
+  void on_lease_repaired(std::string_view name, std::size_t masters) override;
+  void on_hold_begin(std::string_view name, lock_kind kind) override;
+  void on_hold_end(const hold_outcome& outcome) override;
 
  private:
   std::string node_label(std::size_t node) const;
@@ -50,7 +55,11 @@ class REDLOCK_EXPORT prometheus_observer : public observer {
   prometheus::Family<prometheus::Counter>& node_errors_;
   prometheus::Family<prometheus::Counter>& renewals_;
   prometheus::Family<prometheus::Counter>& lost_;
+  prometheus::Counter& repairs_;
   prometheus::Family<prometheus::Histogram>& handoff_seconds_;
+  prometheus::Family<prometheus::Histogram>& hold_seconds_;
+  prometheus::Family<prometheus::Gauge>& held_;
+  std::vector<prometheus::Gauge*> held_by_kind_;  // indexed by lock_kind: every kind shows, 0 until held
 
   // Per master: the latency histogram of each operation seen so far (a
   // handful), so the hot path does not build a label map per reply.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <redlock/error.hpp>
 #include <redlock/lock.hpp>
+#include <redlock/observer.hpp>
 
 #include "lease/lock_state.hpp"
 
@@ -67,6 +68,16 @@ std::string_view to_string(lost_reason r) noexcept {
     case lost_reason::taken_over: return "taken_over";
     case lost_reason::quorum_lost: return "quorum_lost";
     case lost_reason::max_hold: return "max_hold";
+  }
+  return "unknown";
+}
+
+// Next to to_string(lost_reason), which it extends (observer.hpp).
+std::string_view ended_word(const hold_outcome& o) noexcept {
+  switch (o.how) {
+    case hold_end::released: return "released";
+    case hold_end::dropped: return "dropped";
+    case hold_end::lost: return to_string(o.why);
   }
   return "unknown";
 }

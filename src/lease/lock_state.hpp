@@ -4,6 +4,7 @@
 
 #include <redlock/clock.hpp>
 #include <redlock/lock.hpp>
+#include <redlock/observer.hpp>
 
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -121,6 +122,20 @@ struct lock_state {
   /// so their extend and release act on any hold of their owner field
   /// (2^53 - 1: exact in a Lua number, above every real request id).
   static constexpr std::uint64_t adopted_hold_id = (std::uint64_t{1} << 53) - 1;
+
+  // The hold as the observer hears of it: begun (begin_holding) when the
+  // client has an observer, ended once, at the first of the last release,
+  // the lease's loss, or the last handle dropped (adopted locks: never
+  // begun, never ended). Real time, as every latency the observer hears.
+  std::shared_ptr<observer> hold_observer;
+  std::chrono::steady_clock::time_point held_since{};
+  std::atomic<bool> hold_over{false};
+  /// Reports the end of the hold to its observer, the first time only.
+  void end_hold(hold_end how, lost_reason why = lost_reason::none);  // lease/report.cpp
+  lock_state() = default;
+  lock_state(const lock_state&) = delete;
+  lock_state& operator=(const lock_state&) = delete;
+  ~lock_state() { end_hold(hold_end::dropped); }
 
   steady_time now() const { return clock ? clock->now() : std::chrono::steady_clock::now(); }
   void set_valid_until(steady_time t) { valid_until.store(t.time_since_epoch().count(), std::memory_order_release); }

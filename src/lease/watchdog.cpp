@@ -129,6 +129,7 @@ void watchdog::declare_lost(lost_reason why) {
   state->lost.store(static_cast<int>(why));
   state->lost_signal.emit(asio::cancellation_type::terminal);
   if (observer_) observer_->on_lease_lost(state->name, why);
+  state->end_hold(hold_end::lost, why);
   if (state->on_lost) asio::post(user_executor_, [f = state->on_lost, why] { f(why); });
 }
 

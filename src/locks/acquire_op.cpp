@@ -197,6 +197,7 @@ void acquire_op::send_attempt(const acquire_action& a) {
 void acquire_op::on_decided(quorum_round& f, std::uint64_t poll_id) {
   if (fsm_.done()) return;  // a release handed us the lock while this poll was in flight
   if (options_.report) last_round_ = node_results_of(f);
+  last_tally_ = tally(f.outcomes());
   bool won = f.decision().acquired(options_.ttl, client_->options.drift_factor, options_.min_validity);
   if (retake_slot_) {  // the first attempt of a permit asked for again at once
     client_->permit_retake_decided(key_, won && !fsm_.cancelled());
@@ -283,7 +284,7 @@ void acquire_op::complete(error_code ec, lock l) {
     acquire_outcome outcome{name_, options_.kind, ec, std::chrono::duration_cast<microseconds>(now - started_),
                             fsm_.attempts()};
     if (release_heard_) outcome.since_release = std::chrono::duration_cast<microseconds>(now - *release_heard_);
-    obs->on_acquire_result(outcome);
+    report_acquisition(*obs, outcome, client_->masters->size(), last_tally_);
   }
   auto slot = asio::get_associated_cancellation_slot(handler_);
   if (slot.is_connected()) slot.clear();

@@ -15,6 +15,7 @@
 #include "fair_handover.hpp"
 #include "hold.hpp"
 #include "kinds.hpp"
+#include "lease/report.hpp"
 #include "operations.hpp"
 #include "quorum/quorum_round.hpp"
 #include "waiting/release_news.hpp"
@@ -145,6 +146,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   std::string channel_;
   release_listener::waiter_id watch_id_ = 0;
   std::vector<node_result> last_round_;  // for options_.report: the latest round's results
+  round_tally last_tally_;               // for the acquisition's span: the same, counted
   std::string owner_line_;  // client_impl::owner_lines: the line this acquisition heads ('' for none)
 };
 

@@ -48,6 +48,7 @@ void acquire_op::acquired(const quorum_round& f, std::optional<std::uint64_t> fe
 
 void acquire_op::hold(win w) {
   if (options_.report) last_round_ = unnamed_results(w.answers);
+  last_tally_ = tally(w.answers);  // a hand-over's, when a release handed it to us
   auto key = w.key.empty() ? key_ : std::move(w.key);
   auto state = new_lock_state(*client_, options_,
                               {name_, std::move(key), std::move(token_), latest_request_, w.valid_until, w.fence,

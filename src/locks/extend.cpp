@@ -3,6 +3,7 @@
 // lengthens our keys, never shortens them (docs/algorithm.md, section 3,
 // "Lease rules").
 #include "kinds.hpp"
+#include "lease/report.hpp"
 #include "operations.hpp"
 #include "quorum/validity.hpp"
 #include "scripts/script.hpp"
@@ -53,7 +54,8 @@ void repair_missing_keys(const std::shared_ptr<client_impl>& client, const std::
 void run_extend(const std::shared_ptr<client_impl>& client, const std::shared_ptr<lock_state>& state, milliseconds ttl,
                 std::function<void(error_code)> done) {
   if (state->released) return done(errc::not_held);
-  auto on_decided = [client, state, ttl, done = std::move(done)](quorum_round& f) {
+  auto on_decided = [client, state, ttl, done = std::move(done), began = std::chrono::steady_clock::now()](
+                        quorum_round& f) {
     auto ec = lease_round_error(f);
     if (!ec) {
       auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(f.decided_at() - f.started_at());
@@ -66,6 +68,7 @@ void run_extend(const std::shared_ptr<client_impl>& client, const std::shared_pt
     // A failed round changed nothing the window relies on: extend never
     // shortens a key (lua/extend.lua), so the window stays where it was.
     if (!ec) repair_missing_keys(client, state, f, ttl);
+    if (auto& obs = client->options.observer) report_round_span(*obs, span_kind::extend, *state, f, ec, began);
     done(ec);
   };
   auto& script = !state->keys.empty()        ? scripts::multi_extend

@@ -59,6 +59,11 @@ void confirm_fair_hold(const std::shared_ptr<client_impl>& client, const std::sh
 
 void begin_holding(const std::shared_ptr<client_impl>& client, const std::shared_ptr<lock_state>& state,
                    const acquire_options& options, fair_win how) {
+  if (auto& obs = client->options.observer) {
+    state->hold_observer = obs;
+    state->held_since = std::chrono::steady_clock::now();
+    obs->on_hold_begin(state->name, state->kind);
+  }
   if (is_rw_kind(options.kind)) {
     if (!options.owner.empty()) {
       state->registry_key = registry_key(state->key, rw_owner_field(client->client_id, options.owner));

@@ -5,6 +5,7 @@
 // (later, never earlier), and a failed re-entry undoes its own increment,
 // only where it applied.
 #include "kinds.hpp"
+#include "lease/report.hpp"
 #include "operations.hpp"
 #include "quorum/validity.hpp"
 
@@ -48,6 +49,7 @@ class reentry_op : public std::enable_shared_from_this<reentry_op> {
 
  private:
   void on_decided(quorum_round& f) {
+    tally_ = tally(f.outcomes());
     if (options_.report) {
       options_.report->last_attempt = node_results_of(f);
       client_->name_nodes(options_.report->last_attempt);
@@ -75,7 +77,8 @@ class reentry_op : public std::enable_shared_from_this<reentry_op> {
     if (options_.report) options_.report->attempts = rounds_;
     if (auto& obs = client_->options.observer) {
       auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started_);
-      obs->on_acquire_result({held_->name, options_.kind, ec, took, rounds_});
+      report_acquisition(*obs, {held_->name, options_.kind, ec, took, rounds_}, client_->masters->size(),
+                         tally_);
     }
     complete_handler(client_, std::move(handler_), ec, ec ? lock{} : lock_access::make(held_));
   }
@@ -86,6 +89,7 @@ class reentry_op : public std::enable_shared_from_this<reentry_op> {
   acquire_handler handler_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   unsigned rounds_ = 0;
+  round_tally tally_;
   bool failed_ = false;  // the round failed: its late levels are undone too
 };
 

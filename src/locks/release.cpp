@@ -2,6 +2,7 @@
 // Release: one round on every master; the lock has no validity left from
 // the moment it is asked for (docs/algorithm.md, section 4).
 #include "kinds.hpp"
+#include "lease/report.hpp"
 #include "lease/watchdog.hpp"
 #include "operations.hpp"
 
@@ -33,6 +34,7 @@ void start_release(std::shared_ptr<client_impl> client, std::shared_ptr<lock_sta
     if (auto dog = state->dog.lock()) dog->stop();
     if (auto confirmation = state->confirmation.lock()) confirmation->cancel();
     if (!state->registry_key.empty()) client->held.erase(state->registry_key);
+    state->end_hold(hold_end::released);
   }
   // A mutex release that wakes a waiter may also list this client behind
   // it, when it was seen asking again at once: its next acquisition then
@@ -47,11 +49,13 @@ void start_release(std::shared_ptr<client_impl> client, std::shared_ptr<lock_sta
   bool quiet = permit && client->retakes_permits(state->waiters_key());
   // Before the caller hears of it: a mutex release that woke a waiter
   // makes this client's next acquisition of the lock join the line.
-  auto on_decided = [client, h = std::move(handler), state, wakes_by_name, relist, permit,
-                     quiet](quorum_round& f) mutable {
+  auto on_decided = [client, h = std::move(handler), state, wakes_by_name, relist, permit, quiet,
+                     began = std::chrono::steady_clock::now()](quorum_round& f) mutable {
     if (wakes_by_name) client->note_release_wake(state->waiters_key(), f, relist ? &*relist : nullptr);
     if (permit) client->note_permit_release(state->waiters_key(), state->permit, state->token, f, quiet);
-    complete_handler(client, std::move(h), lease_round_error(f));
+    auto ec = lease_round_error(f);
+    if (auto& obs = client->options.observer) report_round_span(*obs, span_kind::release, *state, f, ec, began);
+    complete_handler(client, std::move(h), ec);
   };
   auto round = !state->keys.empty()
                    ? release_set_round(client, state->keys, state->token, state->described, std::move(on_decided))

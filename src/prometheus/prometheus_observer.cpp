@@ -3,7 +3,6 @@
 #include <redlock/lock.hpp>
 #include <redlock/prometheus_observer.hpp>
 
-#include <boost/asio/error.hpp>
 #include <boost/url/parse.hpp>
 
 #include <string_view>
@@ -31,11 +30,19 @@ double seconds(std::chrono::microseconds d) { return static_cast<double>(d.count
 
 // "acquired", or the error as one word (the errc enumerator's name).
 std::string outcome_label(const boost::system::error_code& ec) {
-  if (!ec) return "acquired";
-  if (ec.category() == category()) return std::string(errc_name(static_cast<errc>(ec.value())));
-  if (ec == boost::asio::error::operation_aborted) return "cancelled";
-  return "other";
+  return ec ? std::string(error_word(ec)) : std::string("acquired");
 }
+
+// Seconds, from a millisecond (a critical section that writes one row) up
+// to the hour a leader or a batch job holds its lock.
+const Histogram::BucketBoundaries& hold_buckets() {
+  static const Histogram::BucketBoundaries b{0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0,   2.5,
+                                             5.0,   10.0,  30.0, 60.0, 300.0, 900.0, 3600.0};
+  return b;
+}
+
+constexpr lock_kind every_kind[] = {lock_kind::mutex,     lock_kind::reentrant, lock_kind::fair,
+                                    lock_kind::semaphore, lock_kind::read,      lock_kind::write};
 
 // host:port[/db] of a node URI: the user and password never become a label.
 std::string host_port(const std::string& uri) {
@@ -85,11 +92,30 @@ prometheus_observer::prometheus_observer(prometheus::Registry& registry, const s
                 .Name("redlock_leases_lost_total")
                 .Help("Renewed leases lost, by reason")
                 .Register(registry)),
+      repairs_(prometheus::BuildCounter()
+                   .Name("redlock_lease_repairs_total")
+                   .Help("Mutex keys set again by a renewal on masters that had lost them (restarted empty)")
+                   .Register(registry)
+                   .Add({})),
       handoff_seconds_(prometheus::BuildHistogram()
                            .Name("redlock_handoff_duration_seconds")
                            .Help("For acquisitions woken by a release: from the release heard to the result")
-                           .Register(registry)) {
+                           .Register(registry)),
+      hold_seconds_(prometheus::BuildHistogram()
+                        .Name("redlock_hold_duration_seconds")
+                        .Help("Holds that ended, from the acquisition's result to the end, by lock kind and how "
+                              "they ended (released, dropped, or the lost lease's reason)")
+                        .Register(registry)),
+      held_(prometheus::BuildGauge()
+                .Name("redlock_locks_held")
+                .Help("Holds begun and not yet ended, by lock kind (a re-entry is not another hold)")
+                .Register(registry)) {
   for (auto& uri : nodes) node_labels_.push_back(host_port(uri));
+  for (auto kind : every_kind) {
+    auto i = static_cast<std::size_t>(kind);
+    if (held_by_kind_.size() <= i) held_by_kind_.resize(i + 1);
+    held_by_kind_[i] = &held_.Add({{"kind", std::string(to_string(kind))}});
+  }
 }
 
 std::string prometheus_observer::node_label(std::size_t node) const {
@@ -129,8 +155,24 @@ void prometheus_observer::on_renewal(std::string_view, const boost::system::erro
   renewals_.Add({{"result", error ? outcome_label(error) : std::string("ok")}}).Increment();
 }
 
+void prometheus_observer::on_lease_repaired(std::string_view, std::size_t masters) {
+  repairs_.Increment(static_cast<double>(masters));
+}
+
 void prometheus_observer::on_lease_lost(std::string_view, lost_reason why) {
   lost_.Add({{"reason", std::string(to_string(why))}}).Increment();
+}
+
+void prometheus_observer::on_hold_begin(std::string_view, lock_kind kind) {
+  held_by_kind_.at(static_cast<std::size_t>(kind))->Increment();
+}
+
+void prometheus_observer::on_hold_end(const hold_outcome& outcome) {
+  held_by_kind_.at(static_cast<std::size_t>(outcome.kind))->Decrement();
+  hold_seconds_
+      .Add({{"kind", std::string(to_string(outcome.kind))}, {"ended", std::string(ended_word(outcome))}},
+           hold_buckets())
+      .Observe(seconds(outcome.held_for));
 }
 
 }  // namespace redlock

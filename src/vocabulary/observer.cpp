@@ -2,7 +2,16 @@
 #include <redlock/error.hpp>
 #include <redlock/observer.hpp>
 
+#include <boost/asio/error.hpp>
+
 namespace redlock {
+
+std::string_view error_word(const boost::system::error_code& ec) noexcept {
+  if (!ec) return "ok";
+  if (ec.category() == category()) return errc_name(static_cast<errc>(ec.value()));
+  if (ec == boost::asio::error::operation_aborted) return "cancelled";
+  return "other";
+}
 
 void counters::on_node_reply(std::size_t node, std::string_view, std::chrono::microseconds latency,
                              const boost::system::error_code& error) {
