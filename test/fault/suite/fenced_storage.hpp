@@ -16,7 +16,6 @@
 #include "register_check.hpp"
 
 #include <boost/asio/any_completion_handler.hpp>
-#include <boost/asio/any_io_executor.hpp>
 #include <boost/system/error_code.hpp>
 
 #include <chrono>
@@ -30,19 +29,22 @@ class fenced_storage {
  public:
   using done_signature = void(boost::system::error_code);
 
-  /// One client's connections to the storage, on the client's executor.
+  /// One client's connections to the storage. They run on a thread of the
+  /// storage's (as the register links do: the clients' io threads, busy
+  /// with the masters, only see the completions).
   class session {
    public:
     virtual ~session() = default;
     /// Counter `name` + 1 in one fenced transaction with `token`, logged as
     /// section `sid`. Success: committed. errc::stale_token: refused,
-    /// nothing committed. Any other error: the outcome is unknown.
+    /// nothing committed. Any other error: the outcome is unknown. `done`
+    /// runs on its associated executor.
     virtual void async_increment(std::string name, std::uint64_t token, std::string sid,
                                  boost::asio::any_completion_handler<done_signature> done) = 0;
   };
 
   virtual ~fenced_storage() = default;
-  virtual std::unique_ptr<session> open(boost::asio::any_io_executor executor, std::size_t client) = 0;
+  virtual std::unique_ptr<session> open(std::size_t client) = 0;
   /// Every committed write and counter, read at the end of the round.
   virtual fenced_table read() = 0;
   /// What it is, for the round's description.

@@ -9,9 +9,12 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <filesystem>
+#include <thread>
 
 namespace redlock::fault {
 
@@ -84,11 +87,17 @@ class postgres_storage final : public fenced_storage {
         db_);
   }
 
-  std::unique_ptr<session> open(asio::any_io_executor ex, std::size_t client) override {
+  ~postgres_storage() override {
+    work_.reset();
+    io_.stop();  // the sessions are gone: what is left is abandoned
+    thread_.join();
+  }
+
+  std::unique_ptr<session> open(std::size_t client) override {
     postgres_store_options o;
     o.timeout = options_.timeout;
     if (options_.fence_per_client) o.fence_table = "redlock_fences_c" + std::to_string(client);
-    return std::make_unique<postgres_session>(ex, server().conninfo(db_), o);
+    return std::make_unique<postgres_session>(io_.get_executor(), server().conninfo(db_), o);
   }
 
   fenced_table read() override {
@@ -106,6 +115,9 @@ class postgres_storage final : public fenced_storage {
  private:
   postgres_storage_options options_;
   std::string db_;
+  asio::io_context io_;
+  asio::executor_work_guard<asio::io_context::executor_type> work_{io_.get_executor()};
+  std::thread thread_{[this] { io_.run(); }};
 };
 
 }  // namespace

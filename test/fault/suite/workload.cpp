@@ -171,7 +171,7 @@ workload::workload(workload_options o, std::vector<std::string> uris, std::strin
     slot->client = std::make_unique<async_client>(ex, co);
     slot->store = std::make_unique<fenced_store>(ex, in_ns ? options_.netns_storage_uri : storage_uri_,
                                                  options_.store_timeout);
-    if (options_.storage) slot->table = options_.storage->open(ex, c);
+    if (options_.storage) slot->table = options_.storage->open(c);
     // The register link's thread lives outside any network namespace.
     if (options_.data) {
       auto [host, port] = host_port(storage_uri_);
