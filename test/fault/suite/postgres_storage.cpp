@@ -80,12 +80,9 @@ class postgres_session final : public fenced_storage::session {
 
 class postgres_storage final : public fenced_storage {
  public:
-  explicit postgres_storage(const postgres_storage_options& o) : options_(o), db_(server().create_database("nemesis")) {
-    server().query(
-        "CREATE TABLE counters (name text PRIMARY KEY, value bigint NOT NULL);"
-        "CREATE TABLE writes (seq bigserial PRIMARY KEY, name text NOT NULL, sid text NOT NULL, token bigint NOT NULL)",
-        db_);
-  }
+  // The database is made before the thread starts: a failure throws with
+  // no thread to join.
+  explicit postgres_storage(const postgres_storage_options& o) : options_(o), db_(new_database()) {}
 
   ~postgres_storage() override {
     work_.reset();
@@ -113,6 +110,15 @@ class postgres_storage final : public fenced_storage {
   }
 
  private:
+  static std::string new_database() {
+    auto db = server().create_database("nemesis");
+    server().query(
+        "CREATE TABLE counters (name text PRIMARY KEY, value bigint NOT NULL);"
+        "CREATE TABLE writes (seq bigserial PRIMARY KEY, name text NOT NULL, sid text NOT NULL, token bigint NOT NULL)",
+        db);
+    return db;
+  }
+
   postgres_storage_options options_;
   std::string db_;
   asio::io_context io_;
