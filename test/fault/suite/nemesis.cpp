@@ -561,7 +561,10 @@ double weight(fault_type t) {
 
 fault_type nemesis::draw_type() {
   std::vector<double> w;
-  for (auto t : options_.types) w.push_back(weight(t));
+  for (auto t : options_.types) {
+    auto given = options_.weights.find(t);
+    w.push_back(given != options_.weights.end() ? given->second : weight(t));
+  }
   return options_.types.at(std::discrete_distribution<std::size_t>(w.begin(), w.end())(rng_));
 }
 
@@ -775,6 +778,16 @@ round_config election_round(std::uint64_t seed, milliseconds duration) {
   });
 }
 
+round_config postgres_round(std::uint64_t seed, milliseconds duration, std::shared_ptr<fenced_storage> storage) {
+  auto r = variant_round(seed, duration, "pg", lock_kind::mutex, [&](workload_options& w) {
+    w.fenced = true;
+    w.data = false;  // the data verdict is the storage's table
+    w.storage = std::move(storage);
+  });
+  r.nemesis.weights[fault_type::holder_pause] = 6.0;
+  return r;
+}
+
 round_config quick_round(std::uint64_t seed, fault_type t, milliseconds nemesis_time) {
   round_config r;
   r.seed = seed;
@@ -883,6 +896,17 @@ round_result run_round(const round_config& cfg) {
     data = check_data(registers.logs, registers.counters, &out.data);
   }
   out.ops = h.snapshot();
+  // A storage that fences itself: its table, with what each client was told.
+  if (cfg.workload.storage) {
+    std::vector<fenced_outcome> told;
+    for (auto& o : out.ops)
+      if (o.kind == op_kind::write && o.token && o.acquire_op)
+        told.push_back({o.resource, section_id(o.client, *o.acquire_op), *o.token, o.result});
+    data_figures f;
+    auto found = check_fenced_data(cfg.workload.storage->read(), told, &f);
+    data.insert(data.end(), found.begin(), found.end());
+    out.data.add(f);
+  }
   resolve_deadlines(out.ops, [&](int clock, time_point t) { return w.to_steady(clock, t); });
   check_config cc;
   cc.bounds = w.bounds();
@@ -1002,7 +1026,8 @@ void tally::print(std::ostream& os) const {
        << " overlaps (" << std::setprecision(1) << data.exposure_ms << " ms exposure); not judged: " << data.late
        << " past the deadline, " << data.abandoned << " abandoned, " << data.unfinished << " unfinished, "
        << data.unjudged_overlaps << " overlaps with those; reads shared " << data.reads_shared
-       << ", semaphore full " << data.full << "\n";
+       << ", semaphore full " << data.full << "; fenced storage: " << data.refused
+       << " stale writes refused and absent from it\n";
   if (!by_checker.empty()) {
     os << "  violations by checker:";
     for (auto& [k, v] : by_checker) os << " " << k << "=" << v;
@@ -1059,6 +1084,7 @@ void each_count(T& t, F&& f) {
   f("data.unjudged_overlaps", t.data.unjudged_overlaps);
   f("data.reads_shared", t.data.reads_shared);
   f("data.full", t.data.full);
+  f("data.refused", t.data.refused);
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include <chrono>
 #include <iosfwd>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -75,6 +76,9 @@ struct nemesis_options {
   std::chrono::milliseconds quiet_min{10}, quiet_max{150};
   double p_long_quiet = 0.05;            ///< chance of a quiet period long enough for check (e)
   std::chrono::milliseconds long_quiet{3300};
+  /// How often a type is drawn, against the others (default: 1, less for
+  /// long, exclusive or blocking faults), where a round wants another mix.
+  std::map<fault_type, double> weights;
 };
 
 struct fault_stats {
@@ -155,6 +159,14 @@ round_config reentrant_round(std::uint64_t seed, std::chrono::milliseconds durat
 /// leading as a renewed lease for 1.2 .. 3 TTLs (some capped by max_hold),
 /// then resigning.
 round_config election_round(std::uint64_t seed, std::chrono::milliseconds duration);
+/// The sections' writes go to `storage` (fenced_storage.hpp: PostgreSQL),
+/// each a read-modify-write in a transaction fenced with the holder's token,
+/// under every safe fault on the masters; mutexes as in safe_round (4
+/// clients x 10 resources, three as leases), holder pauses (the stale
+/// writes fencing is for) drawn ten times as often as in the other rounds.
+/// The data verdict reads the storage's table (check_fenced_data).
+round_config postgres_round(std::uint64_t seed, std::chrono::milliseconds duration,
+                            std::shared_ptr<fenced_storage> storage);
 /// A short history with only fault type `t` (shorter TTLs, N = 3) injected
 /// for `nemesis_time`, then a fault-free tail: one targeted test per type.
 round_config quick_round(std::uint64_t seed, fault_type t, std::chrono::milliseconds nemesis_time);

@@ -18,6 +18,10 @@ std::optional<register_entry> parse_register_entry(const std::string& text) {
   return e;
 }
 
+std::string section_id(int client, std::size_t acquire_op) {
+  return "c" + std::to_string(client) + "#" + std::to_string(acquire_op);
+}
+
 std::optional<std::size_t> section_acquire_op(const std::string& sid) {
   auto hash = sid.find('#');
   if (hash == std::string::npos || hash + 1 >= sid.size()) return std::nullopt;
@@ -41,6 +45,7 @@ void data_figures::add(const data_figures& o) {
   unjudged_overlaps += o.unjudged_overlaps;
   reads_shared += o.reads_shared;
   full += o.full;
+  refused += o.refused;
 }
 
 namespace {
@@ -73,11 +78,31 @@ std::vector<std::size_t> ops_of(std::initializer_list<const std::string*> sids) 
 
 }  // namespace
 
+void judge_counters(const std::map<std::string, long long>& counters, const std::map<std::string, std::size_t>& writes,
+                    data_figures& f, std::vector<violation>& out) {
+  std::map<std::string, long long> all = counters;
+  for (auto& [name, n] : writes) all.emplace(name, 0);
+  for (auto& [name, value] : all) {
+    auto n = static_cast<long long>(writes.count(name) ? writes.at(name) : 0);
+    if (value < n) {
+      f.lost_updates += static_cast<std::size_t>(n - value);
+      std::ostringstream m;
+      m << "register " << name << ": " << n << " sections wrote back, the counter says " << value << " ("
+        << n - value << " update(s) lost)";
+      out.push_back({"data-lost-update", m.str(), {}});
+    } else if (value > n) {
+      std::ostringstream m;
+      m << "register " << name << ": counter " << value << " above the " << n << " write-backs logged";
+      out.push_back({"data-corrupt", m.str(), {}});
+    }
+  }
+}
+
 std::vector<violation> check_data(const std::map<std::string, std::vector<std::string>>& logs,
                                   const std::map<std::string, long long>& counters, data_figures* figures) {
   std::vector<violation> out;
   data_figures f;
-  std::map<std::string, std::size_t> writes_of;  // "reg:N" -> write-backs
+  std::map<std::string, std::size_t> writes_of;  // register name -> write-backs
   for (auto& [log, texts] : logs) {
     // Pass 1: every section of this log (keyed by sid and name), with its end.
     std::vector<section> sections;
@@ -114,7 +139,7 @@ std::vector<violation> check_data(const std::map<std::string, std::vector<std::s
       switch (e->kind) {
         case 'E':
           ++f.writes;
-          ++writes_of["reg:" + e->name];
+          ++writes_of[e->name];
           break;
         case 'Q': ++f.reads; break;
         case 'L': ++f.late; break;
@@ -186,23 +211,59 @@ std::vector<violation> check_data(const std::map<std::string, std::vector<std::s
   }
   // Every write-back read the counter at its begin: without overlaps each
   // adds exactly one.
-  std::map<std::string, long long> all = counters;
-  for (auto& [k, n] : writes_of) all.emplace(k, 0);
-  for (auto& [k, value] : all) {
-    auto n = static_cast<long long>(writes_of.count(k) ? writes_of.at(k) : 0);
-    if (value < n) {
-      f.lost_updates += static_cast<std::size_t>(n - value);
-      std::ostringstream m;
-      m << "register " << k.substr(4) << ": " << n << " sections wrote back, the counter says " << value << " ("
-        << n - value << " update(s) lost)";
-      out.push_back({"data-lost-update", m.str(), {}});
-    } else if (value > n) {
-      std::ostringstream m;
-      m << "register " << k.substr(4) << ": counter " << value << " above the " << n << " write-backs logged";
-      out.push_back({"data-corrupt", m.str(), {}});
+  std::map<std::string, long long> by_name;
+  for (auto& [k, value] : counters) by_name[k.substr(4)] = value;  // "reg:N" -> N
+  judge_counters(by_name, writes_of, f, out);
+  f.sections = f.writes + f.reads;
+  if (figures) *figures = f;
+  return out;
+}
+
+std::vector<violation> check_fenced_data(const fenced_table& table, const std::vector<fenced_outcome>& told,
+                                         data_figures* figures) {
+  std::vector<violation> out;
+  data_figures f;
+  std::map<std::string, std::size_t> committed_of;                 // name -> committed writes
+  std::map<std::pair<std::string, std::string>, std::size_t> seen;  // (name, sid) -> times committed
+  for (auto& [name, writes] : table.writes) {
+    const fenced_write* highest = nullptr;  // the highest token committed so far
+    for (auto& w : writes) {
+      ++committed_of[name];
+      if (++seen[{name, w.sid}] == 2)
+        out.push_back({"data-corrupt", "register " + name + ": section " + w.sid + " committed twice", ops_of({&w.sid})});
+      if (highest && w.token < highest->token) {
+        std::ostringstream m;
+        m << "register " << name << ": section " << w.sid << " committed token " << w.token << " after section "
+          << highest->sid << " had committed token " << highest->token << " (a stale write the fence let through)";
+        out.push_back({"data-stale-write", m.str(), ops_of({&highest->sid, &w.sid})});
+      }
+      if (!highest || w.token > highest->token) highest = &w;
     }
   }
-  f.sections = f.writes + f.reads;
+  for (auto& t : told) {
+    bool there = seen.count({t.name, t.sid}) > 0;
+    if (t.result == outcome::fail) {
+      if (there)
+        out.push_back({"data-refused-kept",
+                       "register " + t.name + ": section " + t.sid + " (token " + std::to_string(t.token) +
+                           ") was told its write was refused as stale, and the storage has it",
+                       ops_of({&t.sid})});
+      else
+        ++f.refused;
+    } else if (t.result == outcome::ok && !there) {
+      out.push_back({"data-lost-commit",
+                     "register " + t.name + ": section " + t.sid + " (token " + std::to_string(t.token) +
+                         ") was told its write committed, and the storage does not have it",
+                     ops_of({&t.sid})});
+    } else if (t.result == outcome::unknown) {
+      ++f.unfinished;
+    }
+  }
+  // Each committed write read the counter after the one before it committed
+  // (the fence row serializes them): each adds exactly one.
+  judge_counters(table.counters, committed_of, f, out);
+  for (auto& [name, n] : committed_of) f.writes += n;
+  f.sections = f.writes;
   if (figures) *figures = f;
   return out;
 }

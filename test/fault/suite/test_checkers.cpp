@@ -943,6 +943,67 @@ BOOST_AUTO_TEST_CASE(data_register_reports_one_permit_holder_too_many) {
   BOOST_TEST(w.empty(), text(w));
 }
 
+// ---- a storage that fences itself: its table (check_fenced_data) ---------------------
+
+// Writes committed in token order (an equal token may write again), a stale
+// write refused and absent, an unknown outcome either way: clean.
+BOOST_AUTO_TEST_CASE(fenced_data_passes_writes_in_token_order) {
+  fenced_table t;
+  t.writes["R"] = {{"c0#1", 3}, {"c1#2", 5}, {"c0#3", 7}};
+  t.counters["R"] = 3;
+  std::vector<fenced_outcome> told{{"R", "c0#1", 3, outcome::ok},
+                                   {"R", "c1#2", 5, outcome::unknown},  // committed, the client never heard
+                                   {"R", "c0#3", 7, outcome::ok},
+                                   {"R", "c2#4", 4, outcome::fail},      // paused, refused after 5 fenced
+                                   {"R", "c2#5", 6, outcome::unknown}};  // never got there
+  data_figures f;
+  auto v = check_fenced_data(t, told, &f);
+  BOOST_TEST(v.empty(), text(v));
+  BOOST_TEST(f.sections == 3u);
+  BOOST_TEST(f.refused == 1u);
+  BOOST_TEST(f.unfinished == 2u);
+}
+
+// The fence off: a paused holder's write (token 3) committed after token 5.
+BOOST_AUTO_TEST_CASE(fenced_data_reports_a_stale_write_committed) {
+  fenced_table t;
+  t.writes["R"] = {{"c0#1", 2}, {"c1#2", 5}, {"c0#3", 3}, {"c1#4", 6}};
+  t.counters["R"] = 4;
+  auto v = check_fenced_data(t, {});
+  BOOST_TEST_REQUIRE(count(v, "data-stale-write") == 1u, text(v));
+  BOOST_TEST((v[0].ops == std::vector<std::size_t>{2, 3}));
+  BOOST_TEST(v[0].message.find("token 3 after section c1#2 had committed token 5") != std::string::npos, v[0].message);
+  BOOST_TEST(is_safety_checker("data-stale-write"));
+}
+
+// Two increments that read the same value: the counter is one short.
+BOOST_AUTO_TEST_CASE(fenced_data_reports_a_lost_update) {
+  fenced_table t;
+  t.writes["R"] = {{"c0#1", 2}, {"c1#2", 5}, {"c0#3", 6}};
+  t.counters["R"] = 2;
+  data_figures f;
+  auto v = check_fenced_data(t, {}, &f);
+  BOOST_TEST(count(v, "data-lost-update") == 1u, text(v));
+  BOOST_TEST(f.lost_updates == 1u);
+  t.counters["R"] = 4;  // above its committed writes
+  BOOST_TEST(count(check_fenced_data(t, {}), "data-corrupt") == 1u);
+}
+
+// What the clients were told must match the table: a refused write left
+// nothing, a committed one is there.
+BOOST_AUTO_TEST_CASE(fenced_data_reports_a_refused_write_kept_and_a_commit_lost) {
+  fenced_table t;
+  t.writes["R"] = {{"c0#1", 2}, {"c1#2", 5}};
+  t.counters["R"] = 2;
+  data_figures f;
+  auto v = check_fenced_data(t, {{"R", "c1#2", 5, outcome::fail}, {"R", "c2#9", 6, outcome::ok}}, &f);
+  BOOST_TEST(count(v, "data-refused-kept") == 1u, text(v));
+  BOOST_TEST(count(v, "data-lost-commit") == 1u, text(v));
+  BOOST_TEST(f.refused == 0u);
+  BOOST_TEST(is_safety_checker("data-refused-kept"));
+  BOOST_TEST(is_safety_checker("data-lost-commit"));
+}
+
 // (n) Fair locks: no overtaking once queued. c1 asked after c0, was granted
 // while c0 (in line by then) still waited, and c0 won later: reported. In
 // order, or while a fault cut off a majority of masters (c0's place in line

@@ -29,6 +29,11 @@
 //                 overtaking once queued (REDLOCK_FAULT_FAIR=1)
 //   --reentrant   reentrant locks whose sections re-enter their hold
 //                 (reentrant_round; REDLOCK_FAULT_REENTRANT=1)
+//   --postgres    each section a read-modify-write in a PostgreSQL
+//                 transaction fenced with the holder's token
+//                 (postgres_round), judged also from the table
+//                 (check_fenced_data); says "SKIPPED" when there is no
+//                 PostgreSQL to start (REDLOCK_FAULT_POSTGRES=1)
 //   --extra-rounds K
 //                 while the totals are short of a floor below, run up to K
 //                 more rounds (new seeds; with --sum-figures, mixed rounds
@@ -43,13 +48,14 @@
 //   --expect-acquisitions A, --expect-sections D, --expect-faults F,
 //   --expect-renewals R, --expect-extends E, --expect-full S,
 //   --expect-reads-shared X, --expect-fifo P, --expect-failovers L,
-//   --expect-reentries T
+//   --expect-reentries T, --expect-refused W
 //                 fail unless the totals reach these: acquisitions checked,
 //                 sections judged from the storage, faults that acted,
 //                 renewals and extends made while a fault acted on the
 //                 holder's masters, semaphore windows begun full, reads
 //                 begun while another read was held, fair pairs whose order
-//                 was judged, leadership passed between clients, re-entries
+//                 was judged, leadership passed between clients, re-entries,
+//                 stale writes the fenced storage refused (and does not hold)
 //                 (the floors of an optimized build; scripts/test runs one)
 // At exit it prints the figures by fault type and the summary line
 //   fault suite: H histories, A acquisitions checked, D data-checked sections, F faults injected, V violations
@@ -89,8 +95,9 @@ struct arguments {
   std::optional<double> minutes;
   std::size_t expect_acquisitions = 0, expect_faults = 0, expect_sections = 0, expect_renewals = 0,
               expect_extends = 0, expect_full = 0, expect_reads_shared = 0, expect_fifo = 0, expect_failovers = 0,
-              expect_reentries = 0;
-  bool semaphore = false, read_write = false, together = false, election = false, fair = false, reentrant = false;
+              expect_reentries = 0, expect_refused = 0;
+  bool semaphore = false, read_write = false, together = false, election = false, fair = false, reentrant = false,
+       postgres = false;
   std::string write_figures, sum_figures;
   std::size_t parts = 0;
   std::size_t extra_rounds = 0;  ///< --extra-rounds: at most this many more rounds while short of a floor
@@ -103,6 +110,7 @@ struct arguments {
            : election   ? "--election "
            : fair       ? "--fair "
            : reentrant  ? "--reentrant "
+           : postgres   ? "--postgres "
                         : "";
   }
 };
@@ -123,6 +131,7 @@ arguments parse() {
   if (auto v = env("REDLOCK_FAULT_ELECTION")) a.election = *v != "0";
   if (auto v = env("REDLOCK_FAULT_FAIR")) a.fair = *v != "0";
   if (auto v = env("REDLOCK_FAULT_REENTRANT")) a.reentrant = *v != "0";
+  if (auto v = env("REDLOCK_FAULT_POSTGRES")) a.postgres = *v != "0";
   auto& suite = boost::unit_test::framework::master_test_suite();
   a.argv0 = suite.argc > 0 ? suite.argv[0] : "fault_nemesis";
   for (int i = 1; i < suite.argc; ++i) {
@@ -150,6 +159,7 @@ arguments parse() {
     else if (k == "--expect-fifo") a.expect_fifo = std::stoul(value());
     else if (k == "--expect-failovers") a.expect_failovers = std::stoul(value());
     else if (k == "--expect-reentries") a.expect_reentries = std::stoul(value());
+    else if (k == "--expect-refused") a.expect_refused = std::stoul(value());
     else if (k == "--extra-rounds") a.extra_rounds = std::stoul(value());
     else if (k == "--write-figures") a.write_figures = value();
     else if (k == "--sum-figures") a.sum_figures = value();
@@ -160,10 +170,12 @@ arguments parse() {
     else if (k == "--read-write") a.read_write = true;
     else if (k == "--together") a.together = true;
     else if (k == "--election") a.election = true;
+    else if (k == "--postgres") a.postgres = true;
     else throw std::invalid_argument("unknown argument " + k);
   }
-  if (a.semaphore + a.read_write + a.together + a.election + a.fair + a.reentrant > 1)
-    throw std::invalid_argument("at most one of --semaphore, --read-write, --together, --election, --fair, --reentrant");
+  if (a.semaphore + a.read_write + a.together + a.election + a.fair + a.reentrant + a.postgres > 1)
+    throw std::invalid_argument(
+        "at most one of --semaphore, --read-write, --together, --election, --fair, --reentrant, --postgres");
   return a;
 }
 
@@ -187,6 +199,7 @@ std::string describe(const round_config& c) {
      << c.workload.resources << " resources, ttl " << c.workload.ttl_min.count() << ".."
      << c.workload.ttl_max.count() << " ms, node timeout " << c.workload.node_timeout.count() << " ms, "
      << c.nemesis.types.size() << " fault types, " << c.duration.count() / 1000.0 << " s";
+  if (c.workload.storage) os << ", each section a read-modify-write on " << c.workload.storage->describe();
   return os.str();
 }
 
@@ -212,6 +225,7 @@ std::vector<std::string> floors_unmet(const tally& t, const arguments& args) {
   floor(t.fifo_pairs, args.expect_fifo, "fair pairs judged");
   floor(t.failovers, args.expect_failovers, "failovers");
   floor(t.reentries, args.expect_reentries, "re-entries");
+  floor(t.data.refused, args.expect_refused, "stale writes refused by the fenced storage");
   return out;
 }
 
@@ -221,6 +235,12 @@ void judge_floors(const tally& t, const arguments& args) {
 
 // The round of the variant asked for.
 round_config round_of(const arguments& args, std::uint64_t seed, std::chrono::milliseconds length) {
+  if (args.postgres) {
+    std::string why_not;
+    auto storage = open_postgres_storage({}, why_not);  // a fresh database each round
+    if (!storage) throw std::runtime_error("no PostgreSQL: " + why_not);
+    return postgres_round(seed, length, std::move(storage));
+  }
   return args.semaphore    ? semaphore_round(seed, length)
          : args.read_write ? read_write_round(seed, length)
          : args.together   ? together_round(seed, length)
@@ -284,6 +304,20 @@ BOOST_AUTO_TEST_CASE(nemesis_safe) {
     judge_floors(sum, args);
     return;
   }
+  auto write_figures = [&] {
+    if (args.write_figures.empty()) return;
+    std::filesystem::create_directories(std::filesystem::path(args.write_figures).parent_path());
+    std::ofstream out(args.write_figures);
+    totals.write(out);
+  };
+  if (args.postgres) {
+    std::string why_not;
+    if (!open_postgres_storage({}, why_not)) {
+      std::cout << "fault_nemesis --postgres: SKIPPED (" << why_not << ")" << std::endl;
+      write_figures();  // an empty part: fault_floors still sums the others
+      return;
+    }
+  }
   auto start = steady::now();
   std::optional<steady::time_point> until;
   if (args.minutes)
@@ -313,9 +347,5 @@ BOOST_AUTO_TEST_CASE(nemesis_safe) {
                per_round, totals);
   }
   judge_floors(totals, args);
-  if (!args.write_figures.empty()) {
-    std::filesystem::create_directories(std::filesystem::path(args.write_figures).parent_path());
-    std::ofstream out(args.write_figures);
-    totals.write(out);
-  }
+  write_figures();
 }

@@ -731,3 +731,33 @@ BOOST_AUTO_TEST_CASE(unsafe_a_set_without_one_of_its_names_fails_the_names_check
   if (r.report.by_checker["names"] > 0) ++totals.detected;
   BOOST_TEST(r.report.by_checker["names"] > 0u);
 }
+
+// The PostgreSQL storage with its fence as good as off (TEST ONLY: each
+// client fences in a table of its own, so no fence sees another client's
+// tokens), under holder pauses alone: a paused holder's late transaction
+// commits after a newer token's, and the table must show it. Its safe
+// counterpart is fault_nemesis_postgres (one fence table: none commits).
+BOOST_AUTO_TEST_CASE(unsafe_postgres_without_a_shared_fence_fails_the_table_verdict) {
+  std::string why_not;
+  auto storage = open_postgres_storage({.fence_per_client = true}, why_not);
+  if (!storage) {
+    std::cout << "unsafe_postgres_without_a_shared_fence_fails_the_table_verdict: SKIPPED (" << why_not << ")"
+              << std::endl;
+    return;
+  }
+  auto cfg = postgres_round(35, 6000ms, storage);
+  cfg.cluster.masters = 3;
+  cfg.cluster.client_views = 0;
+  cfg.nemesis.types = {fault_type::holder_pause};
+  cfg.residue = false;
+  auto r = run_round(cfg);
+  std::cout << "PostgreSQL, a fence table per client, holder pauses: " << r.data.sections
+            << " sections committed; violations by checker:";
+  for (auto& [k, v] : r.report.by_checker) std::cout << " " << k << "=" << v;
+  std::cout << std::endl;
+  for (auto& v : r.report.violations)
+    if (v.checker == "data-stale-write") std::cout << "  " << v << std::endl;
+  ++totals.unsafe;
+  if (r.report.by_checker["data-stale-write"] > 0) ++totals.detected;
+  BOOST_TEST(r.report.by_checker["data-stale-write"] > 0u, "the table showed no stale write committed");
+}

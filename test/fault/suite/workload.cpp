@@ -136,6 +136,7 @@ struct workload::client_slot {
   std::size_t group = 0;
   std::unique_ptr<async_client> client;
   std::unique_ptr<fenced_store> store;
+  std::unique_ptr<fenced_storage::session> table;  ///< workload_options::storage
   std::unique_ptr<register_link> reg;  ///< the data sections' storage link
 };
 
@@ -170,6 +171,7 @@ workload::workload(workload_options o, std::vector<std::string> uris, std::strin
     slot->client = std::make_unique<async_client>(ex, co);
     slot->store = std::make_unique<fenced_store>(ex, in_ns ? options_.netns_storage_uri : storage_uri_,
                                                  options_.store_timeout);
+    if (options_.storage) slot->table = options_.storage->open(c);
     // The register link's thread lives outside any network namespace.
     if (options_.data) {
       auto [host, port] = host_port(storage_uri_);
@@ -445,7 +447,7 @@ void workload::run_worker(std::size_t c, std::size_t r) {
           regs.push_back({register_name(res), register_name(res), 1});
         }
       }
-      const std::string sid = "c" + std::to_string(c) + "#" + std::to_string(aid);
+      const std::string sid = section_id(static_cast<int>(c), aid);
       std::optional<std::vector<long long>> counters;  // read at the begin: the section is open
       std::optional<std::size_t> section_op;
       if (!regs.empty() && believed_until(c, l, ga.at) - steady::now() > 2 * margin) {
@@ -508,7 +510,10 @@ void workload::run_worker(std::size_t c, std::size_t r) {
           auto value = "c" + std::to_string(c) + "-t" + std::to_string(token);
           auto gw = co_await guarded<error_code>(
               [&](auto h) {
-                slot.store->async_write(w.resource, token, "data:" + key(w.resource), value, std::move(h));
+                if (slot.table)
+                  slot.table->async_increment(w.resource, token, sid, std::move(h));
+                else
+                  slot.store->async_write(w.resource, token, "data:" + key(w.resource), value, std::move(h));
               },
               b.write + guard_margin);
           complete_guarded(history_, wid, gw, errc::stale_token, "stale", "write");
@@ -781,6 +786,7 @@ time_point workload::stop() {
         if (s->group == g) {
           s->client.reset();
           s->store.reset();
+          s->table.reset();
         }
       done.set_value();
     });
