@@ -121,10 +121,10 @@ void connection::start_write() {
   // hands the request to the kernel at once: it fits the socket's buffer,
   // and this saves the asynchronous write's operation and its completion
   // (redlock-bench alloc). A busy one writes asynchronously, so that the
-  // requests queued while that write is under way go out together: writing
-  // each at once halved the pairs/s of 64 operations in flight
-  // (redlock-bench throughput). What did not fit, or an error, goes the
-  // asynchronous way, which reports it.
+  // requests queued while that write is under way go out together (writing
+  // each at once costs throughput with many operations in flight:
+  // bench/README.md, "What the measurements decided"). What did not fit, or
+  // an error, goes the asynchronous way, which reports it.
   if (!tls_ && pending_.size() <= 2 && socket_.non_blocking()) {
     error_code ec;
     auto n = socket_.write_some(asio::buffer(write_buf_), ec);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Reply objects for hiredis's redisReader, recycled: hiredis's own functions
 // allocate every reply (the struct, its string, an array's element table),
-// about three replies per master per acquire+release pair, a fifth of all
-// the heap allocations of a pair (redlock-bench alloc). A connection parses
+// about three per master per acquire+release pair (bench/README.md, "What
+// the measurements decided"). A connection parses
 // one reply at a time, so a short free list of nodes that keep their buffers
 // serves nearly every reply without the heap.
 #pragma once

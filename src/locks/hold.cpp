@@ -76,8 +76,8 @@ void begin_holding(const std::shared_ptr<client_impl>& client, const std::shared
   // Won by polls: every master may still queue us (granted ones keep us in
   // line until we win, fair_acquire.lua). Leave every queue now, not at the
   // sweep; but only once the caller has its lock: sending to every master
-  // first delayed it by about 100 µs in the contended_fair bench (each write
-  // wakes a master that competes for the CPU).
+  // first delays it (each write wakes a master that competes for the CPU;
+  // bench/README.md, "What the measurements decided").
   // Won by hand-over: the masters that handed it over took us out of line,
   // and wherever else we are still in line our release takes us out
   // (reentrant_release.lua); meanwhile that entry lets no one else win, as

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// What distinguishes the lock kinds (mutex, reentrant, fair): their scripts,
-// keys and arguments. The retry loop, validity, fencing and release on
-// failure are shared (acquire.cpp); extend and the fence raise are the same
-// scripts for every kind (they recognise the owner by the key's type).
+// What distinguishes the lock kinds (mutex, reentrant, fair, semaphore,
+// read and write, names held together): their scripts, keys and arguments,
+// and how each master's reply to them is read. The retry loop, validity,
+// fencing and release on failure are shared (acquire_fsm, acquire_op and
+// the acquire_* files); extend and the fence raise are the same scripts for
+// the mutex, reentrant, fair and semaphore holds (they recognise the owner
+// by the key's type), with their own for read-write holds and sets.
 #pragma once
 
 #include "locks/client_impl.hpp"

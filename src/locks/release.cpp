@@ -40,7 +40,8 @@ void start_release(std::shared_ptr<client_impl> client, std::shared_ptr<lock_sta
   // it, when it was seen asking again at once: its next acquisition then
   // waits in line without a round of its own (section 10). Not a permit's:
   // a semaphore releaser that waited in line instead of taking its slot
-  // back cost a fifth of the sections/s (redlock-bench semaphore). Such a
+  // back costs throughput (bench/README.md, "What the measurements
+  // decided"). Such a
   // releaser's permit release names no one instead, and holds the wake-up
   // back until it is seen not to ask again (section 12).
   bool wakes_by_name = state->kind == lock_kind::mutex && state->keys.empty();
