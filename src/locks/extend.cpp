@@ -9,47 +9,10 @@
 #include "scripts/script.hpp"
 
 #include <redlock/error.hpp>
-#include <redlock/observer.hpp>
-
-#include <algorithm>
 
 namespace redlock::detail {
 
 using boost::system::error_code;
-
-namespace {
-
-// A mutex lease that won a quorum sets its key again, with SET NX, where a
-// master answered that it was gone (restarted empty, evicted), for what is
-// left of this round's ttl: the lease is backed by those masters again, as
-// after its acquisition. Taken only where the name is free, so nobody
-// else's key is touched; and only after a quorum vouched, so a release by
-// our token that reached a quorum (an operator, an adopting process) is
-// never undone. Sent to every master, where those that kept the key refuse
-// it, so that the round decides once all answered and counts the repairs.
-// Masters that did not answer are left to a later renewal. The holder's
-// description is not written again (status reads it from the others).
-void repair_missing_keys(const std::shared_ptr<client_impl>& client, const std::shared_ptr<lock_state>& state,
-                         const quorum_round& renewed, milliseconds ttl) {
-  if (state->kind != lock_kind::mutex || !state->keys.empty()) return;
-  auto outcomes = renewed.outcomes();
-  if (std::none_of(outcomes.begin(), outcomes.end(), [](auto& o) { return o.state == node_state::refused; })) return;
-  auto left = ttl - std::chrono::duration_cast<milliseconds>(state->now() - renewed.started_at());
-  if (left <= milliseconds(0)) return;
-  auto on_done = [client, state](quorum_round& f) {
-    std::size_t repaired = 0;
-    for (auto& o : f.outcomes()) repaired += o.state == node_state::locked;
-    if (repaired > 0)
-      if (auto& obs = client->options.observer) obs->on_lease_repaired(state->name, repaired);
-  };
-  auto px = std::to_string(left.count());
-  round_ptr round(
-      new quorum_round(client->masters, {"SET", state->key, state->token, "NX", "PX", px}, classify_grant, std::move(on_done)));
-  round->wait_for_all();
-  round->start();
-}
-
-}  // namespace
 
 void run_extend(const std::shared_ptr<client_impl>& client, const std::shared_ptr<lock_state>& state, milliseconds ttl,
                 std::function<void(error_code)> done) {
@@ -67,7 +30,6 @@ void run_extend(const std::shared_ptr<client_impl>& client, const std::shared_pt
     }
     // A failed round changed nothing the window relies on: extend never
     // shortens a key (lua/extend.lua), so the window stays where it was.
-    if (!ec) repair_missing_keys(client, state, f, ttl);
     if (auto& obs = client->options.observer) report_round_span(*obs, span_kind::extend, *state, f, ec, began);
     done(ec);
   };

@@ -157,66 +157,6 @@ BOOST_AUTO_TEST_CASE(lease_lost_when_the_key_is_taken_over) {
   for (std::size_t i = 0; i < 3; ++i) BOOST_TEST(m[i].command({"GET", "lease-taken"}) == "intruder");
 }
 
-// Issue 37: a renewal that won a quorum sets a mutex's key again on a master
-// that lost it (restarted empty), so the lease is backed by every master
-// again. On the old code the restarted master stayed empty ("(nil)").
-BOOST_AUTO_TEST_CASE(a_renewal_sets_the_key_again_on_a_master_restarted_empty) {
-  masters m(3);
-  struct repairs : redlock::observer {
-    std::atomic<std::size_t> masters{0};
-    void on_lease_repaired(std::string_view, std::size_t n) override { masters += n; }
-  };
-  auto seen = std::make_shared<repairs>();
-  auto options = m.options(50ms);
-  options.observer = seen;
-  redlock::client c(options);
-  auto l = c.acquire("lease-repair", renewed(900ms));
-  m[0].restart(true);  // without its data
-  BOOST_REQUIRE(m[0].command({"GET", "lease-repair"}) == "(nil)");
-  auto limit = steady::now() + 5s;
-  while (m[0].command({"GET", "lease-repair"}) != l.token() && steady::now() < limit) std::this_thread::sleep_for(20ms);
-  BOOST_TEST(m[0].command({"GET", "lease-repair"}) == l.token());
-  auto left = std::stoll(m[0].command({"PTTL", "lease-repair"}));
-  BOOST_TEST(left > 0);
-  BOOST_TEST(left <= 900);
-  BOOST_TEST(seen->masters.load() >= 1u);
-  BOOST_TEST(!l.lost());
-  c.release(l);
-  for (std::size_t i = 0; i < 3; ++i) BOOST_TEST(m[i].command({"EXISTS", "lease-repair"}) == "0");
-}
-
-// The repair takes only a free name: a key someone else set on that master
-// stays theirs, and the lease goes on on the other two.
-BOOST_AUTO_TEST_CASE(a_renewal_repairs_only_where_the_name_is_free) {
-  masters m(3);
-  redlock::client c(m.options(50ms));
-  auto l = c.acquire("lease-repair-taken", renewed(900ms));
-  m[0].command({"SET", "lease-repair-taken", "intruder", "PX", "5000"});
-  std::this_thread::sleep_for(800ms);  // two renewals
-  BOOST_TEST(m[0].command({"GET", "lease-repair-taken"}) == "intruder");
-  BOOST_TEST(!l.lost());
-  c.release(l);
-  BOOST_TEST(m[0].command({"GET", "lease-repair-taken"}) == "intruder");
-  for (std::size_t i = 1; i < 3; ++i) BOOST_TEST(m[i].command({"EXISTS", "lease-repair-taken"}) == "0");
-}
-
-// A release by token from elsewhere (an operator, an adopting process) ends
-// the lease on every master: the holder's next renewal finds no quorum and
-// must not bring the key back anywhere.
-BOOST_AUTO_TEST_CASE(a_lease_released_by_its_token_elsewhere_is_not_repaired) {
-  masters m(3);
-  redlock::client holder(m.options(50ms));
-  redlock::client other(m.options(500ms));  // the release must reach every master, even on a busy machine
-  std::promise<lost_reason> told;
-  auto l = holder.acquire("lease-repair-released", renewed(900ms, [&](lost_reason why) { told.set_value(why); }));
-  other.release(other.adopt("lease-repair-released", l.token(), 900ms));
-  auto fut = told.get_future();
-  BOOST_REQUIRE((fut.wait_for(3s) == std::future_status::ready));
-  BOOST_TEST((fut.get() != lost_reason::quorum_lost));
-  std::this_thread::sleep_for(300ms);  // a renewal would have come by now
-  for (std::size_t i = 0; i < 3; ++i) BOOST_TEST(m[i].command({"EXISTS", "lease-repair-released"}) == "0");
-}
-
 BOOST_AUTO_TEST_CASE(lease_lost_slot_cancels_the_critical_section) {
   masters m(3);
   asio::io_context io;
