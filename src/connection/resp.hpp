@@ -182,6 +182,10 @@ class reply_reader {
 boost::system::error_code classify_error_reply(std::string_view message);
 
 inline std::string_view reply_text(const redisReply& r) { return {r.str, r.len}; }
+/// A reply as text: an integer in decimal, a string or status as it is, anything else empty.
+inline std::string reply_string(const redisReply& r) {
+  return r.type == REDIS_REPLY_INTEGER ? std::to_string(r.integer) : std::string(r.str ? r.str : "", r.str ? r.len : 0);
+}
 inline bool is_error(const redisReply& r) { return r.type == REDIS_REPLY_ERROR; }
 inline bool is_noscript(const redisReply& r) { return is_error(r) && reply_text(r).starts_with("NOSCRIPT"); }
 

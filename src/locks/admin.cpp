@@ -2,6 +2,7 @@
 // The operator's tools (`redlock list`, `redlock release --force`): the lock
 // names on every master, walked with SCAN, and a forced release of one name
 // (lua/force_release.lua).
+#include "connection/resp.hpp"
 #include "operations.hpp"
 #include "quorum/replies.hpp"
 #include "scripts/keys.hpp"
@@ -46,8 +47,6 @@ std::optional<std::string_view> lock_name_of(std::string_view key, std::string_v
   if (!key.starts_with(prefix) || key.size() == prefix.size()) return std::nullopt;
   return key.substr(prefix.size());
 }
-
-std::string text_of(const redisReply& r) { return r.str ? std::string(r.str, r.len) : std::string(); }
 
 // One listing: every master's walk adds to it, on the client's strand.
 struct listing {
@@ -106,7 +105,7 @@ class scan_walk final : public reply_sink {
       if (auto name = lock_name_of(reply_text(*keys.element[i]), l.client->options.key_prefix))
         if (!l.names.contains(*name)) l.names.emplace(*name);
     if (l.full()) return l.walk_ended();  // enough: the other masters stop at their next reply
-    cursor_ = text_of(*reply->element[0]);
+    cursor_ = reply_string(*reply->element[0]);
     if (cursor_ == "0" && ++pattern_ == l.patterns.size()) return l.walk_ended();
     next();
   }
@@ -124,7 +123,7 @@ verdict classify_forced(const redisReply& r, node_outcome& out) {
   if (r.type != REDIS_REPLY_ARRAY || r.elements == 0 || r.elements % 4 != 1) return failed_reply(r, out);
   for (std::size_t i = 0; i < r.elements; ++i) {
     if (r.element[i]->type != REDIS_REPLY_STRING) return failed_reply(r, out);
-    out.fields.push_back(text_of(*r.element[i]));
+    out.fields.push_back(reply_string(*r.element[i]));
   }
   return verdict::yes;
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Status: each master's view of a lock, read-only (`redlock status`).
+#include "connection/resp.hpp"
 #include "kinds.hpp"
 #include "operations.hpp"
 #include "quorum/replies.hpp"
@@ -31,10 +32,6 @@ using boost::system::error_code;
 
 namespace {
 
-std::string text_of(const redisReply& e) {
-  return e.type == REDIS_REPLY_INTEGER ? std::to_string(e.integer) : std::string(e.str ? e.str : "", e.len);
-}
-
 template <typename Int>
 std::optional<Int> number(const std::string& s) {
   Int v{};
@@ -56,11 +53,11 @@ verdict classify_status(const redisReply& r, node_outcome& out) {
   if (owners.type != REDIS_REPLY_ARRAY || waiters.type != REDIS_REPLY_ARRAY || permits.type != REDIS_REPLY_ARRAY ||
       owners.elements % 2 != 0 || (permits.elements > 0 && permits.elements % 5 != 1))
     return failed_reply(r, out);
-  for (std::size_t i = 0; i < 4; ++i) out.fields.push_back(text_of(*r.element[i]));
-  out.fields.push_back(text_of(*r.element[6]));
+  for (std::size_t i = 0; i < 4; ++i) out.fields.push_back(reply_string(*r.element[i]));
+  out.fields.push_back(reply_string(*r.element[6]));
   for (auto* list : {&owners, &waiters, &permits}) out.fields.push_back(std::to_string(list->elements));
   for (auto* list : {&owners, &waiters, &permits})
-    for (std::size_t i = 0; i < list->elements; ++i) out.fields.push_back(text_of(*list->element[i]));
+    for (std::size_t i = 0; i < list->elements; ++i) out.fields.push_back(reply_string(*list->element[i]));
   return verdict::yes;
 }
 
