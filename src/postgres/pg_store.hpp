@@ -35,6 +35,17 @@ struct pg_stopper {
   std::function<void()> stop;
 };
 
+// Shared by the store's files (pg_store.cpp, pg_store_ops.cpp, pg_transaction.cpp).
+/// Sets what a stop request runs (nothing: `f` empty); no-op without a stopper.
+void stop_with(const std::shared_ptr<pg_stopper>& s, std::function<void()> f);
+/// A cancellation drops the connection: the server then rolls back.
+std::function<void()> dropping(const std::shared_ptr<pg_connection>& c);
+bool connection_failed(const boost::system::error_code& ec);
+/// The server's message, with its SQLSTATE when there is one.
+std::string describe(const pg_reply& r);
+/// The last statement's outcome, rows and columns, as the public type.
+postgres_result to_result(pg_reply& r);
+
 class pg_store : public std::enable_shared_from_this<pg_store> {
  public:
   pg_store(boost::asio::any_io_executor executor, pg_conninfo conninfo, const postgres_store_options& options);
