@@ -2,41 +2,17 @@
 #include <redlock/client.hpp>
 
 #include "client/options_check.hpp"
+#include "client/sync_bridge.hpp"
 
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/error.hpp>
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 
-#include <future>
-#include <stop_token>
-#include <tuple>
 #include <sstream>
-#include <thread>
 
 namespace redlock {
 
 namespace asio = boost::asio;
 using boost::system::error_code;
-
-struct client::io_thread {
-  asio::io_context context{1};
-  asio::executor_work_guard<asio::io_context::executor_type> work{context.get_executor()};
-  std::thread thread{[this] { context.run(); }};
-
-  ~io_thread() {
-    work.reset();
-    context.stop();
-    if (thread.joinable()) thread.join();
-  }
-  void check_not_io_thread() const {
-    // Blocking on the thread that must complete the operation would deadlock.
-    if (std::this_thread::get_id() == thread.get_id())
-      throw std::logic_error("redlock::client: blocking call made from its own I/O thread (use async())");
-  }
-};
+using namespace detail::sync_bridge;
 
 client::client(client_options options) : io_(std::make_unique<io_thread>()) {
   options.executor_runs_on_one_thread = true;  // io_thread: one thread runs it
@@ -73,62 +49,6 @@ async_client& client::async() noexcept { return *async_; }
 std::function<void(std::function<void()>)> client::on_strand() {
   return [this](std::function<void()> f) { async_->post_on_strand(std::move(f)); };
 }
-
-namespace {
-
-// Validation messages are complete sentences; operation failures get the
-// operation as context: "acquire 'jobs': lock not acquired: ...".
-[[noreturn]] void throw_error(error_code ec, const std::string& what) { throw error(ec, what); }
-[[noreturn]] void throw_failed(error_code ec, const std::string& operation) {
-  throw error(ec, operation + ": " + ec.message());
-}
-// A failed acquisition also says what the masters said.
-[[noreturn]] void throw_not_acquired(error_code ec, const std::string& name, std::shared_ptr<acquire_report> report) {
-  std::string what = "acquire '" + name + "': " + ec.message();
-  if (report && report->attempts > 0) {
-    what += " (after " + std::to_string(report->attempts) + (report->attempts == 1 ? " attempt" : " attempts");
-    if (!report->last_attempt.empty()) what += "; last: " + summarize(report->last_attempt);
-    what += ")";
-  }
-  throw error(ec, what, std::move(report));
-}
-
-}  // namespace
-
-namespace {
-// The one blocking bridge: starts an operation of the async client (on its
-// I/O thread) with a handler that hands its results to the waiting thread.
-// A stop request on `stop` emits a terminal cancellation on the handler's
-// slot. It is emitted on the client's strand (through `on_strand`): there
-// the operation, started there before, has assigned its slot, and nothing
-// touches the slot at the same time. The handler owns the signal (the slot
-// lives in it).
-template <typename... Results, typename OnStrand, typename Initiate>
-std::tuple<Results...> wait_for(OnStrand on_strand, std::stop_token stop, Initiate&& initiate) {
-  std::promise<std::tuple<Results...>> result;
-  auto f = result.get_future();
-  auto deliver = [&result](Results... r) { result.set_value(std::tuple<Results...>(std::move(r)...)); };
-  if (!stop.stop_possible()) {
-    initiate(deliver);
-    return f.get();
-  }
-  auto signal = std::make_shared<asio::cancellation_signal>();
-  initiate(asio::bind_cancellation_slot(signal->slot(), [deliver, signal](Results... r) { deliver(std::move(r)...); }));
-  std::stop_callback on_stop(std::move(stop), [&on_strand, weak = std::weak_ptr(signal)] {
-    on_strand([weak] {
-      if (auto s = weak.lock()) s->emit(asio::cancellation_type::terminal);
-    });
-  });
-  return f.get();
-}
-
-template <typename... Results, typename Initiate>
-std::tuple<Results...> wait_for(Initiate&& initiate) {
-  return wait_for<Results...>([](auto&&) {}, std::stop_token{}, std::forward<Initiate>(initiate));
-}
-
-const error_code cancelled = asio::error::operation_aborted;
-}  // namespace
 
 std::pair<error_code, lock> client::wait_acquire(const std::string& name, const acquire_options& given,
                                                  std::stop_token stop, std::string& message,
@@ -176,75 +96,6 @@ std::pair<error_code, std::vector<node_status>> client::wait_status(const std::s
   auto [ec, views] = wait_for<error_code, std::vector<node_status>>(
       [&](auto done) { async_->async_status(name, std::move(done)); });
   return {ec, std::move(views)};
-}
-
-lock client::campaign(const std::string& name, const acquire_options& given) {
-  return campaign(name, given, std::stop_token{});
-}
-
-lock client::campaign(const std::string& name, const acquire_options& given, std::stop_token stop) {
-  error_code ec;
-  std::string message;
-  std::shared_ptr<acquire_report> report;
-  auto l = wait_campaign(name, given, std::move(stop), ec, message, report);
-  if (ec && !message.empty()) throw_error(ec, message);
-  if (ec) throw_not_acquired(ec, name, std::move(report));
-  return l;
-}
-
-lock client::campaign(const std::string& name, const acquire_options& given, error_code& ec) {
-  return campaign(name, given, std::stop_token{}, ec);
-}
-
-lock client::campaign(const std::string& name, const acquire_options& given, std::stop_token stop, error_code& ec) {
-  std::string message;
-  std::shared_ptr<acquire_report> report;
-  return wait_campaign(name, given, std::move(stop), ec, message, report);
-}
-
-lock client::wait_campaign(const std::string& name, const acquire_options& given, std::stop_token stop,
-                           error_code& ec, std::string& message, std::shared_ptr<acquire_report>& report) {
-  io_->check_not_io_thread();
-  auto opts = given;
-  opts.fenced = opts.renew = true;
-  if (auto bad = detail::check_acquire(name, opts, async_->options().node_timeout)) {
-    ec = bad.code;
-    message = bad.message;
-    return lock{};
-  }
-  if (stop.stop_requested()) {
-    ec = cancelled;
-    return lock{};
-  }
-  if (!opts.report) opts.report = std::make_shared<acquire_report>();
-  report = opts.report;
-  auto [result, l] =
-      wait_for<error_code, lock>(on_strand(), std::move(stop),
-                                 [&](auto done) { async_->async_campaign(name, opts, std::move(done)); });
-  // A refusal that was not retried into success reads as "not acquired".
-  ec = result == errc::validity_expired ? make_error_code(errc::not_acquired) : result;
-  return ec ? lock{} : std::move(l);
-}
-
-void client::resign(const lock& leadership) {
-  error_code ec;
-  resign(leadership, ec);
-  if (ec) throw_error(ec, "resign '" + (leadership ? leadership.name() : std::string()) + "'");
-}
-
-void client::resign(const lock& leadership, error_code& ec) {
-  io_->check_not_io_thread();
-  ec = std::get<0>(wait_for<error_code>([&](auto done) { async_->async_resign(leadership, std::move(done)); }));
-}
-
-std::optional<leader_info> client::leader(const std::string& name) {
-  return leader_of(status(name), async_->quorum());
-}
-
-std::optional<leader_info> client::leader(const std::string& name, error_code& ec) {
-  auto views = status(name, ec);
-  if (ec) return std::nullopt;
-  return leader_of(views, async_->quorum());
 }
 
 std::optional<lock> client::try_acquire(const std::string& name, const acquire_options& given) {
