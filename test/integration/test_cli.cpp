@@ -370,7 +370,7 @@ BOOST_AUTO_TEST_CASE(cli_release_reaches_a_master_still_connecting_before_it_exi
   redlock::testing::redis_options tls;
   tls.tls = redlock::testing::shared_test_tls();
   masters m(3, tls);
-  auto o = m.options(100ms);
+  auto o = m.options(1000ms);  // the holder's first request opens 3 TLS connections: not 100 ms under load
   o.tls_ca_file = tls.tls->ca_cert.string();
   redlock::client holder(o);
   auto held = holder.acquire("exit-wait", {.ttl = 60000ms});
