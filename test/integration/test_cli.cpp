@@ -73,7 +73,9 @@ BOOST_AUTO_TEST_CASE(cli_run_exit_70_when_the_lease_is_lost) {
   auto nodes = nodes_of(m);
   result r;
   std::thread runner([&] { r = cli(nodes, "run --name fragile --ttl 600ms --grace 300ms -- sleep 30"); });
-  std::this_thread::sleep_for(400ms);
+  // Paused once held, not after a fixed time: a sanitized redlock on a busy
+  // machine may not have acquired yet, and then fails with 75.
+  BOOST_TEST(redlock::testing::eventually([&] { return m.holding("fragile") == 3u; }));
   for (std::size_t i = 0; i < 3; ++i) m[i].pause();
   runner.join();  // bounded: the lease ends ~600 ms later, the command gets SIGTERM
   for (std::size_t i = 0; i < 3; ++i) m[i].resume();
