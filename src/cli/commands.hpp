@@ -33,4 +33,12 @@ int force_release(const boost::program_options::variables_map& vm);
 /// at least one error (doctor.cpp).
 int doctor(const std::vector<std::string>& args);
 
+/// The subcommands by the names they are called by: main dispatches through
+/// this table, and the man page lists each one's --help (main.cpp).
+struct subcommand {
+  const char* name;
+  int (*run)(const std::vector<std::string>& args);
+};
+extern const std::vector<subcommand> subcommands;
+
 }  // namespace redlock::cli

@@ -61,7 +61,9 @@ void add_acquire_options(po::options_description& d, bool kinds) {
         "permits", value_named("N"), "a semaphore: at most N hold the name at once (1 to 1024)")(
         "shared", "a read-write lock's shared (read) side: with other readers, never with a writer")(
         "exclusive", "a read-write lock's exclusive (write) side: no other holder");
-  d.add_options()("verbose,v", "when not acquired, show what each master said in the last attempt")(
+  d.add_options()("verbose,v",
+                  "print connection events on stderr (connected, connect failed, closed: with each master's address); "
+                  "when not acquired, also what each master said in the last attempt")(
       "description", value_named("WORDS"),
       "who holds it, in words, shown by `redlock status` (default host:pid; '' for none)");
 }

@@ -4,6 +4,7 @@
 // every kind: the token names one hold, and extend and release act on it
 // alone.
 #include "commands.hpp"
+#include "connection_log.hpp"
 #include "lock_args.hpp"
 
 #include <boost/json.hpp>
@@ -24,6 +25,7 @@ int acquire(const std::vector<std::string>& args) {
   auto c = read_common(vm, true);
   auto a = read_acquire(vm);
   a.together = c.more_names;
+  c.client.observer = with_connection_log(vm, nullptr);
   redlock::client client(c.client);
   auto l = acquire_or_explain(client, c, a, vm);
   if (!l) return ex_tempfail;

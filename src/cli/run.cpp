@@ -4,6 +4,7 @@
 // lost (exit 70; how: --on-lost); otherwise releases and exits with
 // COMMAND's status. COMMAND dies with redlock (spawn_command).
 #include "commands.hpp"
+#include "connection_log.hpp"
 #include "lock_args.hpp"
 #include "metrics.hpp"
 
@@ -342,10 +343,8 @@ int run_holding(const std::vector<std::string>& args, bool elect) {
   if (command.empty()) usage("no COMMAND given (redlock run ... -- COMMAND [ARGS...])");
 
   std::unique_ptr<redlock::cli::metrics_endpoint> metrics;  // outlives the client
-  if (vm.count("metrics-port")) {
-    metrics = redlock::cli::serve_metrics(vm["metrics-port"].as<std::string>(), c.client.nodes);
-    c.client.observer = metrics->observer;
-  }
+  if (vm.count("metrics-port")) metrics = serve_metrics(vm["metrics-port"].as<std::string>(), c.client.nodes);
+  c.client.observer = with_connection_log(vm, metrics ? metrics->observer : nullptr);
 
   wake_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wake_fd < 0) {

@@ -47,7 +47,7 @@ dpkg-deb --info "$deb" | sed -n '/Package:/,/Description:/p'
 echo "== dpkg -i $(basename "$deb")"
 $sudo dpkg -i "$deb"
 for f in /usr/bin/redlock /usr/include/redlock/redlock.hpp /usr/include/redlock/version.hpp \
-         /usr/include/redlock/export.hpp; do
+         /usr/include/redlock/export.hpp /usr/share/man/man1/redlock.1.gz; do
   [ -e "$f" ] || { echo "deb_test: the package did not install $f" >&2; exit 1; }
 done
 dpkg -L redlock | grep -q '/cmake/redlock/redlockConfig.cmake$' || { echo "deb_test: no redlockConfig.cmake" >&2; exit 1; }

@@ -73,7 +73,9 @@ BOOST_AUTO_TEST_CASE(cli_run_exit_70_when_the_lease_is_lost) {
   auto nodes = nodes_of(m);
   result r;
   std::thread runner([&] { r = cli(nodes, "run --name fragile --ttl 600ms --grace 300ms -- sleep 30"); });
-  std::this_thread::sleep_for(400ms);
+  // Paused once held, not after a fixed time: a sanitized redlock on a busy
+  // machine may not have acquired yet, and then fails with 75.
+  BOOST_TEST(redlock::testing::eventually([&] { return m.holding("fragile") == 3u; }));
   for (std::size_t i = 0; i < 3; ++i) m[i].pause();
   runner.join();  // bounded: the lease ends ~600 ms later, the command gets SIGTERM
   for (std::size_t i = 0; i < 3; ++i) m[i].resume();
@@ -370,7 +372,7 @@ BOOST_AUTO_TEST_CASE(cli_release_reaches_a_master_still_connecting_before_it_exi
   redlock::testing::redis_options tls;
   tls.tls = redlock::testing::shared_test_tls();
   masters m(3, tls);
-  auto o = m.options(100ms);
+  auto o = m.options(1000ms);  // the holder's first request opens 3 TLS connections: not 100 ms under load
   o.tls_ca_file = tls.tls->ca_cert.string();
   redlock::client holder(o);
   auto held = holder.acquire("exit-wait", {.ttl = 60000ms});
@@ -486,10 +488,15 @@ BOOST_AUTO_TEST_CASE(cli_verbose_says_what_each_master_said_when_not_acquired) {
   BOOST_TEST(std::count(quiet.err.begin(), quiet.err.end(), '\n') == 1, quiet.err);
   auto r = cli(nodes_of(m), "acquire --name told --node-timeout 1s --verbose");
   BOOST_TEST(r.code == 75);
-  // The headline, then one line per master in --nodes order.
-  BOOST_TEST(std::count(r.err.begin(), r.err.end(), '\n') == 4, r.err);
+  // The headline, then one line per master in --nodes order (and, before
+  // them, the connection events: cli_verbose_prints_connection_events).
   auto uris = m.uris();
-  std::size_t at = 0;
+  std::size_t at = r.err.find("redlock: lock 'told' not acquired (1 attempt; last: ");
+  BOOST_TEST(at != std::string::npos, r.err);
+  BOOST_TEST(r.err.find("\n", at) == r.err.find("\nredlock:   ", at), r.err);
+  std::size_t per_master = 0;
+  for (auto p = r.err.find("redlock:   "); p != std::string::npos; p = r.err.find("redlock:   ", p + 1)) ++per_master;
+  BOOST_TEST(per_master == uris.size(), r.err);
   for (auto& u : uris) {
     at = r.err.find("redlock:   " + u + " ", at);
     BOOST_TEST(at != std::string::npos, r.err);
@@ -766,4 +773,56 @@ BOOST_AUTO_TEST_CASE(cli_release_and_extend_by_token_for_every_kind) {
   BOOST_TEST(part.err.find("several names") != std::string::npos, part.err);
   BOOST_TEST(m.holding("s-a") == 3u);
   BOOST_TEST(cli(nodes, "release --name s-b --name s-a --token " + set_token).code == 0);
+}
+
+// -v: each master's connection events on stderr, one line each with its
+// address (never a URI's userinfo); without -v, none of them.
+BOOST_AUTO_TEST_CASE(cli_verbose_prints_connection_events) {
+  masters m(3);
+  auto events_of = [](const std::string& err, const std::string& what) {
+    std::size_t n = 0;
+    std::istringstream lines(err);
+    for (std::string line; std::getline(lines, line);) n += line.find(": " + what) != std::string::npos;
+    return n;
+  };
+  // All up: the attempt is decided on a quorum of replies, each sent on a
+  // connection that was first logged as connected.
+  auto loud = cli(nodes_of(m), "acquire -v --name ev-up --ttl 2s");
+  BOOST_TEST(loud.code == 0, loud.err);
+  BOOST_TEST(events_of(loud.err, "connected") >= 2u, loud.err);
+  auto quiet = cli(nodes_of(m), "acquire --name ev-up2 --ttl 2s");
+  BOOST_TEST(quiet.code == 0, quiet.err);
+  BOOST_TEST(quiet.err == "");
+
+  // Two of three down: the attempt cannot end before both failed to connect.
+  auto address = [&](std::size_t i) { return "127.0.0.1:" + std::to_string(m[i].port()); };
+  auto down = m[0].uri() + ",redis://bob:sekrit@" + address(1) + ",redis://" + address(2);
+  m[1].stop();
+  m[2].stop();
+  for (bool verbose : {true, false}) {
+    BOOST_TEST_CONTEXT("verbose " << verbose) {
+      auto r = cli(down, std::string("acquire --name ev-down") + (verbose ? " -v" : ""));
+      BOOST_TEST(r.code == 69, r.err);
+      for (std::size_t i : {1u, 2u}) {
+        auto line = "redlock: redis://" + address(i) + ": connect failed: ";
+        BOOST_TEST((r.err.find(line) != std::string::npos) == verbose, r.err);
+      }
+      BOOST_TEST(r.err.find("sekrit") == std::string::npos, r.err);
+      BOOST_TEST(r.err.find("@" + address(1) + ": connect") == std::string::npos, r.err);  // no userinfo
+    }
+  }
+
+  // Stopped while `run` holds the lock: its connection is seen closing (or
+  // failing to reconnect at the next renewal) long before COMMAND ends.
+  m[1].restart();
+  m[2].restart();
+  result r;
+  std::thread runner([&] { r = cli(nodes_of(m), "run -v --name ev-run --ttl 900ms -- sleep 2"); });
+  BOOST_TEST(redlock::testing::eventually([&] { return m.holding("ev-run") == 3u; }));
+  m[1].stop();
+  runner.join();
+  BOOST_TEST(r.code == 0, r.err);
+  auto closed = "redlock: redis://" + address(1) + ": connection closed: ";
+  auto refused = "redlock: redis://" + address(1) + ": connect failed: ";
+  BOOST_TEST((r.err.find(closed) != std::string::npos || r.err.find(refused) != std::string::npos), r.err);
 }

@@ -404,3 +404,51 @@ BOOST_AUTO_TEST_CASE(cli_subcommand_help_names_values_and_lists_only_its_options
   }
   BOOST_TEST(m[0].command({"DBSIZE"}) == "0");
 }
+
+// redlock.1 as the build made it (and the .deb installs it): roff that
+// groff reads without a warning, with every subcommand and exit status
+// `redlock --help` lists and every option each subcommand's --help lists.
+BOOST_AUTO_TEST_CASE(cli_man_page_is_valid_roff_with_every_subcommand_option_and_exit_status) {
+  BOOST_REQUIRE_MESSAGE(std::system("command -v groff >/dev/null") == 0,
+                        "groff not found: `scripts/setup test` installs groff-base");
+  auto base = "/tmp/redlock-man-test-" + std::to_string(::getpid());
+  auto check = "zcat " + redlock::testing::quote(REDLOCK_MAN_PAGE) + " >" + base + ".1 && groff -man -Tutf8 -ww -z " +
+               base + ".1 2>" + base + ".err";
+  BOOST_TEST(std::system(check.c_str()) == 0);
+  auto page = redlock::testing::slurp(base + ".1");
+  BOOST_TEST(redlock::testing::slurp(base + ".err") == "");
+  std::remove((base + ".1").c_str());
+  std::remove((base + ".err").c_str());
+  BOOST_TEST(page.starts_with(".\\\" Made by `redlock --man`"));
+  auto roff = [](std::string s) {  // as the page writes it: minus signs escaped
+    for (auto at = s.find('-'); at != std::string::npos; at = s.find('-', at + 2)) s.replace(at, 1, "\\-");
+    return s;
+  };
+
+  auto help = cli("", "--help").out;
+  std::istringstream lines(help);
+  std::vector<std::string> subs, statuses;
+  bool in_table = false;
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string first, second;
+    words >> first >> second;
+    if (line == "exit status:") in_table = true;
+    else if (in_table) statuses.push_back(first);
+    else if (first == "redlock" && line.starts_with("  ") && std::find(subs.begin(), subs.end(), second) == subs.end())
+      subs.push_back(second);
+  }
+  BOOST_TEST(subs.size() == 8u);
+  BOOST_TEST(statuses.size() >= 7u);
+  for (auto& sub : subs) {
+    BOOST_TEST_CONTEXT(sub) {
+      auto start = page.find(".SS redlock " + sub + " [options]");
+      BOOST_REQUIRE(start != std::string::npos);
+      auto section = page.substr(start, page.find("\n.S", start + 1) - start);
+      std::istringstream words(cli("", sub + " --help").out);
+      for (std::string word; words >> word;)
+        if (word.starts_with("--")) BOOST_TEST(section.find(roff(word)) != std::string::npos, word);
+    }
+  }
+  for (auto& status : statuses) BOOST_TEST(page.find(".TP\n\\fB" + status + "\\fR\n") != std::string::npos, status);
+}
