@@ -156,9 +156,11 @@ inline semaphore_acquire(m, token, waiter, score, first) {
 }
 
 /* No hold is released or extended by a token that does not name it: around
-   every release and extend, each slot that held another token still holds
-   it, with no less life (or its life ran out: time passes in a step only
-   on the way to a deadline, env.pml MAY_PASS). */
+   every release, extend and clean-up, each slot that held another token
+   still holds it, with the same life. With time, a step may let time pass
+   (env.pml MAY_PASS): that slot's life may shorten, or run out and the key
+   go, which a wrongful DEL also looks like; the exact check is the
+   NO_TIME runs'. */
 #ifdef NO_TIME
 #define NO_TIME_RUN 1
 #else
@@ -172,8 +174,9 @@ inline note_others(m) {
 inline others_untouched(m, token) {
   for (g_i : 0 .. P - 1) {
     assert(g_tok[g_i] == 0 || g_tok[g_i] == token ||
-           (key[K(m, g_i)] == g_tok[g_i] && kdl[K(m, g_i)] == g_life[g_i]) ||
-           (key[K(m, g_i)] == 0 && g_life[g_i] > 0 && kdl[K(m, g_i)] == 0 && !NO_TIME_RUN));
+           (key[K(m, g_i)] == g_tok[g_i] &&
+            (kdl[K(m, g_i)] == g_life[g_i] || (kdl[K(m, g_i)] < g_life[g_i] && !NO_TIME_RUN))) ||
+           (key[K(m, g_i)] == 0 && kdl[K(m, g_i)] == 0 && !NO_TIME_RUN));
     g_tok[g_i] = 0; g_life[g_i] = 0
   }
   g_i = 0
