@@ -48,22 +48,26 @@
 #define NW (NT * ACQS)
 #define QCAP 4           /* README.md, "A trap for the next model" */
 
-/* quorum_decision with a choice: a yes names its slot (the position among
-   the attempt's candidates, rv), and a quorum is a quorum for one slot; a
-   yes for another slot counts against it like a refusal. */
+/* quorum_decision with a choice: an acquisition's yes names its slot (the
+   position among the attempt's candidates, rv), and a quorum is a quorum
+   for one slot; a yes for another slot counts against it like a refusal.
+   The task's other rounds (extend, the quiet release) count every yes. */
+bool choosing[NT];
 #define VOTES(t, c) (((st[(t) * N] == S_YES) && (rv[(t) * N] == (c))) + \
                      ((st[(t) * N + 1] == S_YES) && (rv[(t) * N + 1] == (c))) + \
                      ((st[(t) * N + 2] == S_YES) && (rv[(t) * N + 2] == (c))))
 #define BEST(t) ((VOTES(t, 0) > VOTES(t, 1)) -> VOTES(t, 0) : VOTES(t, 1))
 #define WINNER(t) ((VOTES(t, 0) >= VOTES(t, 1)) -> 0 : 1)
 #ifdef COUNT_ANY_SLOT
+#define COUNTED_ANY 1
 /* Seeded bug: every yes counted, whatever slot it names (a holder count per
    master: docs/algorithm.md, section 12, "Why not a counter"). */
 #define REACHED(t) (yes[t] >= Q)
 #define IMPOSSIBLE(t) (yes[t] + (N - yes[t] - no[t] - fl[t]) < Q)
 #else
-#define REACHED(t) (BEST(t) >= Q)
-#define IMPOSSIBLE(t) (BEST(t) + (N - yes[t] - no[t] - fl[t]) < Q)
+#define COUNTED_ANY 0
+#define REACHED(t) ((choosing[t] -> BEST(t) : yes[t]) >= Q)
+#define IMPOSSIBLE(t) ((choosing[t] -> BEST(t) : yes[t]) + (N - yes[t] - no[t] - fl[t]) < Q)
 #endif
 
 #include "env.pml"
@@ -266,7 +270,7 @@ attempt:
 #endif
     fi;
     plain = wk[t] && listed[t] > 0;
-    wk[t] = 0;
+    wk[t] = 0; choosing[t] = 1;
     if
     :: plain -> round_start(t, R_EARLY, TTL, OP_SEMACQ, tok, 0, 16 * first)
     :: else -> round_start(t, R_EARLY, TTL, OP_SEMACQ, tok, waiter, score + 16 * first)
@@ -275,12 +279,13 @@ attempt:
   await_round(t);
   /* acquire_op::on_decided */
   atomic {
+    choosing[t] = 0;
     if
     :: !plain && no[t] >= Q ->
        listed[t] = ((rdl[t] + LAPSE / 2 > TTL) -> (rdl[t] + LAPSE / 2 - TTL) : 0)
     :: else -> skip
     fi;
-    won = (REACHED(t) && IN_TIME(t));
+    won = ((BEST(t) >= Q || (COUNTED_ANY && yes[t] >= Q)) && IN_TIME(t));
     /* client_impl::permit_retake_decided: won, the held-back wake-up is
        dropped (the slot is taken again, its holder's release wakes the
        next); else it goes out at once */
@@ -379,10 +384,11 @@ hold:
   /* a client that retakes permits (client_impl::retakes_permits) releases
      quietly ('quiet': names no one, answers 3 where a live waiter heads
      the list) and, when one answered 3 or one had not answered by the
-     decision, holds the wake-up back (note_permit_release) */
+     decision, holds the wake-up back (note_permit_release); a release
+     round settles its failure (release.cpp) */
   :: atomic {
        held[t] = 0; wend[t] = 0;
-       round_start(t, R_EARLY, TTL, ON_KEY(OP_MREL, slot[t]), tok, REL_QUIET, own)
+       round_start(t, R_SETTLED, TTL, ON_KEY(OP_MREL, slot[t]), tok, REL_QUIET, own)
      };
      await_round(t);
      atomic {
