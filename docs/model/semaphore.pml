@@ -61,9 +61,8 @@ bool choosing[NT];
 #ifdef COUNT_ANY_SLOT
 #define COUNTED_ANY 1
 /* Seeded bug: every yes counted, whatever slot it names (a holder count per
-   master: docs/algorithm.md, section 12, "Why not a counter"). */
-#define REACHED(t) (yes[t] >= Q)
-#define IMPOSSIBLE(t) (yes[t] + (N - yes[t] - no[t] - fl[t]) < Q)
+   master: docs/algorithm.md, section 12, "Why not a counter"): env.pml's
+   REACHED and IMPOSSIBLE. */
 #else
 #define COUNTED_ANY 0
 #define REACHED(t) ((choosing[t] -> BEST(t) : yes[t]) >= Q)
