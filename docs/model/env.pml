@@ -134,8 +134,11 @@ inline advance(cl, d) {
 
 /* quorum_decision::ready(): failure_rule::early and ::settled. A round is
    decided the moment it is ready: answers after that are not counted. */
+#ifndef REACHED            /* a model whose yes names a choice (a semaphore's
+                              slot) counts a quorum per choice */
 #define REACHED(t) (yes[t] >= Q)
 #define IMPOSSIBLE(t) (yes[t] + (N - yes[t] - no[t] - fl[t]) < Q)
+#endif
 #define ANSWERED(t) (yes[t] + no[t] + fl[t] == N)
 #define R_EARLY 1
 #define R_SETTLED 2

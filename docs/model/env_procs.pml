@@ -33,6 +33,9 @@ end:
 #if NCL > 2
   FROM(2)
 #endif
+#if NCL > 3
+  FROM(3)
+#endif
   od
 }
 
@@ -84,6 +87,9 @@ end:
 #endif
 #if NCL > 2
   DROPS(2)
+#endif
+#if NCL > 3
+  DROPS(3)
 #endif
   od
 }

@@ -43,33 +43,7 @@
 
 byte asks;               /* acquisitions begun: a waiter's score (waiter_score) */
 byte listed[NT];         /* acquire_op::listed_until_, on the task's clock */
-/* What a waiting task hears (acquire_op::watch_releases): the waiter it
-   listens for (0: none), the releases that named it (release_news: two
-   remembered, with their copies), and a wake-up due (acquire_op::wake). */
-byte wcur[NT];
-byte ntk[NT * 2], ncn[NT * 2], nnx[NT];
-bool wk[NT];
-
-/* release_news::heard on the message '=<w> <token>' from master m: the copy
-   that makes the release known on a quorum wakes the waiter
-   (named_by_release). */
-inline heard_named(m, w, token) {
-  g_j = WAITER_TASK(w);
-  if
-  :: wcur[g_j] == w ->
-     if
-     :: ntk[g_j * 2] == token -> ncn[g_j * 2]++; g_x = ncn[g_j * 2]
-     :: ntk[g_j * 2 + 1] == token -> ncn[g_j * 2 + 1]++; g_x = ncn[g_j * 2 + 1]
-     :: else -> ntk[g_j * 2 + nnx[g_j]] = token; ncn[g_j * 2 + nnx[g_j]] = 1; nnx[g_j] = 1 - nnx[g_j]; g_x = 1
-     fi;
-     if
-     :: g_x == Q -> wk[g_j] = 1
-     :: else -> skip
-     fi
-  :: else -> skip
-  fi;
-  g_x = 0; g_j = 0
-}
+#include "release_news.pml"
 
 #include "strings.pml"
 

@@ -46,28 +46,9 @@
 #define WAITER_CLIENT(w) (w)
 #define NAME_OF(t) ((t) - 1)   /* a waiter's key and wake list */
 
-/* What a waiting task hears: as in mutex.pml (release_news). */
-byte wcur[NT];
-byte ntk[NT * 2], ncn[NT * 2], nnx[NT];
-bool wk[NT];
+#define WAITER_TASK(w) (w)
+#include "release_news.pml"
 byte listed[NT];
-inline heard_named(m, w, token) {
-  g_j = w;
-  if
-  :: wcur[g_j] == w ->
-     if
-     :: ntk[g_j * 2] == token -> ncn[g_j * 2]++; g_x = ncn[g_j * 2]
-     :: ntk[g_j * 2 + 1] == token -> ncn[g_j * 2 + 1]++; g_x = ncn[g_j * 2 + 1]
-     :: else -> ntk[g_j * 2 + nnx[g_j]] = token; ncn[g_j * 2 + nnx[g_j]] = 1; nnx[g_j] = 1 - nnx[g_j]; g_x = 1
-     fi;
-     if
-     :: g_x == Q -> wk[g_j] = 1
-     :: else -> skip
-     fi
-  :: else -> skip
-  fi;
-  g_x = 0; g_j = 0
-}
 
 #include "strings.pml"
 

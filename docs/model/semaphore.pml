@@ -1,0 +1,412 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The semaphore (docs/algorithm.md, section 12): P permit slots, each a
+ * quorum mutex, on N = 3 masters; semaphore_acquire.lua takes the first free
+ * slot of the caller's candidates, the client counts votes per slot, gives
+ * back stray slots, extends and releases its slot (mutex_release.lua, also
+ * 'quiet' with the wake-up held back and sent later with 'pass'). Scripts:
+ * here and strings.pml; environment: env.pml, env_procs.pml; what is
+ * checked and how: README.md.
+ *
+ * NT tasks (acquire_op, then the permit it returns), each on its own
+ * client; each makes ACQS acquisitions of up to ATTS attempts, may wait (a
+ * waiter on the semaphore's wake list), extends at most once (with time),
+ * and releases loudly ('1') or quietly ('quiet': client_impl::
+ * retakes_permits, a timing heuristic, so either).
+ *
+ * Switches: COUNT_ANY_SLOT (seeded bug: yes votes counted over every slot,
+ * the quorum-of-counters design section 12 rules out), RELEASE_EVERY_SLOT
+ * (seeded bug: a release that DELs every slot, whoever holds it),
+ * NO_WAKE_LISTS (acquisitions that cannot wait: no waiter id, no wake
+ * list), NO_RELEASE (a holder keeps its permit: the search spends itself
+ * on the acquisitions), FIRST_FIXED (every attempt's first slot fixed: 0 for the first
+ * NT - 1 tasks, 1 for the last, rather than random_below), NO_QUIET (loud releases only), NO_TIMER (a waiter retries only when a release wakes it), and env.pml's
+ * LIVE, NO_FAULTS, NO_TIME.
+ *
+ * Script hashes (SHA1 as sent: cmake/lua_text.cmake), checked by
+ * test/model/check_script_hashes.cmake (the others it runs are
+ * strings.pml's):
+ * @script lua/semaphore_acquire.lua 4b35330d60ffe437861c5d52bc7701160396d170
+ */
+#ifndef NT
+#define NT 3
+#endif
+#define NCL NT
+#define CLIENT_OF(t) (t)
+#ifndef ACQS
+#define ACQS 1
+#endif
+#ifndef ATTS
+#define ATTS 2
+#endif
+#define P 2              /* permits: slots {R}:permit:0 and :1 (keys 0, 1) */
+#define TTL 2
+#define SHORT 1
+#define LAPSE 2
+#define NK P
+#define NL 1             /* the semaphore's wake list {R}:wake */
+#define NW (NT * ACQS)
+#define QCAP 4           /* README.md, "A trap for the next model" */
+
+/* quorum_decision with a choice: an acquisition's yes names its slot (the
+   position among the attempt's candidates, rv), and a quorum is a quorum
+   for one slot; a yes for another slot counts against it like a refusal.
+   The task's other rounds (extend, the quiet release) count every yes. */
+bool choosing[NT];
+#define VOTES(t, c) (((st[(t) * N] == S_YES) && (rv[(t) * N] == (c))) + \
+                     ((st[(t) * N + 1] == S_YES) && (rv[(t) * N + 1] == (c))) + \
+                     ((st[(t) * N + 2] == S_YES) && (rv[(t) * N + 2] == (c))))
+#define BEST(t) ((VOTES(t, 0) > VOTES(t, 1)) -> VOTES(t, 0) : VOTES(t, 1))
+#define WINNER(t) ((VOTES(t, 0) >= VOTES(t, 1)) -> 0 : 1)
+#ifdef COUNT_ANY_SLOT
+#define COUNTED_ANY 1
+/* Seeded bug: every yes counted, whatever slot it names (a holder count per
+   master: docs/algorithm.md, section 12, "Why not a counter"): env.pml's
+   REACHED and IMPOSSIBLE. */
+#else
+#define COUNTED_ANY 0
+#define REACHED(t) ((choosing[t] -> BEST(t) : yes[t]) >= Q)
+#define IMPOSSIBLE(t) ((choosing[t] -> BEST(t) : yes[t]) + (N - yes[t] - no[t] - fl[t]) < Q)
+#endif
+
+#include "env.pml"
+
+#define TOKEN(t, k, a) (1 + ((t) * ACQS + (k)) * ATTS + (a) - 1)
+#define TOKEN_CLIENT(tok) (((tok) - 1) / (ACQS * ATTS))
+#define WAITER(t, k) (1 + (t) * ACQS + (k))
+#define WAITER_TASK(w) (((w) - 1) / ACQS)
+#define WAITER_CLIENT(w) WAITER_TASK(w)
+/* permit_slot(first, permits, position) (kinds.hpp): candidates in order
+   from a first slot, wrapping round. */
+#define SLOT(first, pos) (((first) + (pos)) % P)
+
+byte asks;               /* acquisitions begun: a waiter's score */
+byte listed[NT];         /* acquire_op::listed_until_, on the task's clock */
+byte slot[NT];           /* lock_state::permit: the slot task t holds */
+#include "release_news.pml"
+
+#include "strings.pml"
+
+#define OP_SEMACQ 8      /* semaphore_acquire.lua: a = token, b = waiter id, d = score + 16 * first slot */
+#define SCORE_OF(d) ((d) & 15)
+#define FIRST_OF(d) ((d) >> 4)
+
+/* semaphore_acquire.lua on master m: the first free slot among the
+   candidates from `first`, its position the answer (g_v). */
+inline semaphore_acquire(m, token, waiter, score, first) {
+  /* 27-30 GET {R}:permits: one number of permits here (not modelled) */
+  g_n = 0;                                               /* g_n: a slot taken */
+  for (g_i : 0 .. P - 1) {                               /* 33 for i = 1, n */
+    if
+    :: !g_n ->
+       observe_key(m, SLOT(first, g_i));
+       if
+       :: key[K(m, SLOT(first, g_i))] == 0 ->            /* 34 SET KEYS[i] ARGV[1] NX PX ARGV[2] */
+          key[K(m, SLOT(first, g_i))] = token; kdl[K(m, SLOT(first, g_i))] = TTL;
+          g_n = 1; g_v = g_i;
+          /* 37-38 PTTL, SET {R}:permits: not modelled */
+          if
+          :: waiter != 0 && wsc[W(m, 0, waiter)] != 0 -> /* 39-41 ZREM wake waiter == 1 */
+             wsc[W(m, 0, waiter)] = 0; wdl[W(m, 0, waiter)] = 0  /* ZREM wake_until waiter */
+          :: else -> skip
+          fi;
+          /* 43-54 the description, the slot's fence counter: not modelled */
+          g_r = R_YES                                    /* 55 return i - 1 */
+       :: else -> skip
+       fi
+    :: else -> skip
+    fi
+  }
+  g_i = 0;
+  if
+  :: !g_n ->
+     /* 61-66 TYPE: only lock tokens are stored here */
+     if
+     :: waiter != 0 ->                                   /* 67-70 TIME */
+        if
+        :: wsc[W(m, 0, waiter)] == 0 -> wsc[W(m, 0, waiter)] = score  /* 71 ZADD wake NX score waiter */
+        :: else -> skip
+        fi;
+        wdl[W(m, 0, waiter)] = LAPSE                     /* 72 ZADD wake_until now + lapse waiter */
+        /* 73-75 PEXPIRE the lists */
+     :: else -> skip
+     fi;
+     g_r = R_NO                                          /* 77 return false */
+  :: else -> skip
+  fi;
+  g_n = 0
+}
+
+/* No hold is released or extended by a token that does not name it: around
+   every release, extend and clean-up, each slot that held another token
+   still holds it, with the same life. With time, a step may let time pass
+   (env.pml MAY_PASS): that slot's life may shorten, or run out and the key
+   go, which a wrongful DEL also looks like; the exact check is the
+   NO_TIME runs'. */
+#ifdef NO_TIME
+#define NO_TIME_RUN 1
+#else
+#define NO_TIME_RUN 0
+#endif
+hidden byte g_tok[P], g_life[P];
+inline note_others(m) {
+  for (g_i : 0 .. P - 1) { g_tok[g_i] = key[K(m, g_i)]; g_life[g_i] = kdl[K(m, g_i)] }
+  g_i = 0
+}
+inline others_untouched(m, token) {
+  for (g_i : 0 .. P - 1) {
+    assert(g_tok[g_i] == 0 || g_tok[g_i] == token ||
+           (key[K(m, g_i)] == g_tok[g_i] &&
+            (kdl[K(m, g_i)] == g_life[g_i] || (kdl[K(m, g_i)] < g_life[g_i] && !NO_TIME_RUN))) ||
+           (key[K(m, g_i)] == 0 && kdl[K(m, g_i)] == 0 && !NO_TIME_RUN));
+    g_tok[g_i] = 0; g_life[g_i] = 0
+  }
+  g_i = 0
+}
+
+inline run_script(m) {
+  if
+  :: OP_CODE(g_op) == OP_SEMACQ -> semaphore_acquire(m, g_a, g_b, SCORE_OF(g_d), FIRST_OF(g_d))
+  :: OP_CODE(g_op) == OP_MREL ->
+     note_others(m);
+#ifdef RELEASE_EVERY_SLOT
+     /* Seeded bug: a permit's release DELs every slot, whoever holds it. */
+     if
+     :: g_b != REL_PASS && g_b != REL_CLEANUP ->
+        for (g_i : 0 .. P - 1) { key[K(m, g_i)] = 0; kdl[K(m, g_i)] = 0 };
+        g_i = 0; g_r = R_YES; g_v = 1
+     :: else -> mutex_release(m, OP_KEY(g_op), 0, g_a, g_b, g_d)
+     fi;
+#else
+     mutex_release(m, OP_KEY(g_op), 0, g_a, g_b, g_d);
+#endif
+     others_untouched(m, g_a)
+  :: OP_CODE(g_op) == OP_EXT ->
+     note_others(m);
+     extend_string(m, OP_KEY(g_op), g_a, g_b);
+     others_untouched(m, g_a)
+  :: OP_CODE(g_op) == OP_RELALL ->
+     note_others(m);
+     release_all(m, g_a, g_b, 0);
+     others_untouched(m, g_a)
+  :: OP_CODE(g_op) == OP_WLEAVE -> leave_wake_list(m, 0, g_a)
+  fi
+}
+inline forget(m) { forget_strings(m) }
+inline advance_model(cl, d) {
+  advance_strings(cl, d);
+  if
+  :: cl < NT -> DOWN(listed[cl], d)
+  :: else -> skip
+  fi
+}
+
+#include "env_procs.pml"
+
+#define ALL_SLOTS ((1 << P) - 1)
+/* release_permits(keep) (kinds.cpp): release_all.lua '' over every slot
+   but `keep` (P: none), on the masters in `mask`. */
+#define RELEASE_PERMITS(t, mask, tok, keep) \
+  cleanup_on(t, mask, OP_RELALL, tok, ALL_SLOTS & ~(1 << (keep)), 0)
+
+proctype Task(byte t) {
+  byte k, att, tok, waiter, score, tg, ext, first, pos, retake, quiet_tok;
+  byte own;              /* the holder's own wake-list entry, for its release */
+  bool plain, won, held_back;
+
+next:
+  if
+  :: k == ACQS -> goto done
+  :: else -> skip
+  fi;
+  /* acquire_op::start: as the mutex's (mutex.pml); asking again at once
+     after a quiet release tries the slot it gave back first
+     (note_permit_asked) */
+  atomic {
+    asks++; score = asks; att = 0; ext = 0; listed[t] = 0;
+#ifndef NO_WAKE_LISTS
+    waiter = WAITER(t, k);
+#endif
+    wcur[t] = waiter; wk[t] = 0; ntk[t * 2] = 0; ntk[t * 2 + 1] = 0; nnx[t] = 0
+  };
+attempt:
+  /* acquire_op::attempt: a new token, a first slot (random_below, or the
+     slot given back for a retake), the plain retry of a woken waiter
+     (semaphore_acquire.lua with no waiter id) */
+  atomic {
+    att++; tok = TOKEN(t, k, att);
+    if
+    :: att == 1 && held_back -> first = retake
+#ifdef FIRST_FIXED
+    :: else -> first = (t == NT - 1)
+#else
+    :: else ->
+       if
+       :: first = 0
+       :: first = 1
+       fi
+#endif
+    fi;
+    plain = wk[t] && listed[t] > 0;
+    wk[t] = 0; choosing[t] = 1;
+    if
+    :: plain -> round_start(t, R_EARLY, TTL, OP_SEMACQ, tok, 0, 16 * first)
+    :: else -> round_start(t, R_EARLY, TTL, OP_SEMACQ, tok, waiter, score + 16 * first)
+    fi
+  };
+  await_round(t);
+  /* acquire_op::on_decided */
+  atomic {
+    choosing[t] = 0;
+    if
+    :: !plain && no[t] >= Q ->
+       listed[t] = ((rdl[t] + LAPSE / 2 > TTL) -> (rdl[t] + LAPSE / 2 - TTL) : 0)
+    :: else -> skip
+    fi;
+    won = ((BEST(t) >= Q || (COUNTED_ANY && yes[t] >= Q)) && IN_TIME(t));
+    /* client_impl::permit_retake_decided: won, the held-back wake-up is
+       dropped (the slot is taken again, its holder's release wakes the
+       next); else it goes out at once */
+    if
+    :: att == 1 && held_back ->
+       if
+       :: !won -> cleanup_on(t, ALL_MASK, ON_KEY(OP_MREL, retake), quiet_tok, REL_PASS, 0)
+       :: else -> skip
+       fi;
+       held_back = 0
+    :: else -> skip
+    fi;
+    if
+    :: won ->
+       pos = WINNER(t);
+       own = (plain -> waiter : 0);
+       held[t] = 1; wend[t] = rdl[t]; slot[t] = SLOT(first, pos);
+       wcur[t] = 0;
+       if
+       :: !plain && waiter != 0 -> cleanup_on(t, MASK_OF(t, S_NO), OP_WLEAVE, waiter, 0, 0)
+       :: else -> skip
+       fi;
+       /* acquire_op::acquired: the masters that granted another slot, or
+          may have (failed), give it back. Those still to answer are left
+          to on_late_grant, which gives back a late grant of another slot:
+          folded in here (README.md), sent now behind the attempt on the
+          same connection, where it runs after that grant as on_late_grant's
+          would. */
+       RELEASE_PERMITS(t, ALL_MASK & ~MASK_OF(t, S_NO) & ~(
+         ((st[t * N] == S_YES && rv[t * N] == pos)) |
+         ((st[t * N + 1] == S_YES && rv[t * N + 1] == pos) << 1) |
+         ((st[t * N + 2] == S_YES && rv[t * N + 2] == pos) << 2)), tok, slot[t])
+    :: else ->
+       /* acquire_op::abandon_attempt: release_permits (no keep) on every
+          master that did not refuse */
+       RELEASE_PERMITS(t, MAY_HOLD(t), tok, P)
+    fi;
+    rdl[t] = 0
+  };
+  if
+  :: won -> goto hold
+  :: att >= ATTS ->
+     atomic {
+       wcur[t] = 0;
+       if
+       :: waiter != 0 -> cleanup_on(t, ALL_MASK, OP_WLEAVE, waiter, 0, 0)
+       :: else -> skip
+       fi;
+       k++
+     };
+     goto next
+  :: else -> skip
+  fi;
+  if
+#ifndef NO_TIMER
+  :: atomic { WAIT_A_STEP(t) }; goto attempt
+#endif
+  :: wk[t] -> goto attempt
+  fi;
+
+hold:
+#ifdef NO_RELEASE
+  goto done;
+#endif
+  do
+#ifndef NO_TIME
+  /* run_extend: extend.lua on the slot; the window moves later only */
+  :: ext < 1 ->
+     atomic {
+       ext++;
+       WAIT_A_STEP(t);
+       if
+       :: round_start(t, R_SETTLED, TTL, ON_KEY(OP_EXT, slot[t]), tok, TTL, 0)
+       :: round_start(t, R_SETTLED, SHORT, ON_KEY(OP_EXT, slot[t]), tok, SHORT, 0)
+       fi
+     };
+     await_round(t);
+     atomic {
+       if
+       :: yes[t] >= Q && IN_TIME(t) && IN_CS(t) -> wend[t] = MAX(wend[t], rdl[t])
+       :: else -> skip
+       fi;
+       rdl[t] = 0
+     }
+#endif
+  /* start_release: no validity from the moment it is asked; the slot's
+     mutex_release.lua '1' on every master (taking down the holder's own
+     entry if it won by a plain retry) */
+  :: atomic {
+       held[t] = 0; wend[t] = 0;
+       cleanup_on(t, ALL_MASK, ON_KEY(OP_MREL, slot[t]), tok, REL_WAKE, own);
+       k++
+     };
+     goto next
+#ifndef NO_QUIET
+  /* a client that retakes permits (client_impl::retakes_permits) releases
+     quietly ('quiet': names no one, answers 3 where a live waiter heads
+     the list) and, when one answered 3 or one had not answered by the
+     decision, holds the wake-up back (note_permit_release); a release
+     round settles its failure (release.cpp) */
+  :: atomic {
+       held[t] = 0; wend[t] = 0;
+       round_start(t, R_SETTLED, TTL, ON_KEY(OP_MREL, slot[t]), tok, REL_QUIET, own)
+     };
+     await_round(t);
+     atomic {
+       held_back = (rv[t * N] == 3 || rv[t * N + 1] == 3 || rv[t * N + 2] == 3 ||
+                    MASK_OF(t, S_PEND) != 0 || MASK_OF(t, S_FAIL) != 0);
+       retake = slot[t]; quiet_tok = tok;
+       rdl[t] = 0; k++
+     };
+     goto quiet
+#endif
+  od;
+quiet:
+  /* The held-back wake-up: sent when the window ends (send_due_wakes) with
+     'pass' and the quiet release's token, unless the client asks again by
+     then (its next acquisition's first attempt decides: above). */
+  if
+  :: held_back && k < ACQS -> goto next
+  :: held_back ->
+     atomic { cleanup_on(t, ALL_MASK, ON_KEY(OP_MREL, retake), quiet_tok, REL_PASS, 0); held_back = 0 };
+     goto next
+  :: !held_back -> goto next
+  fi;
+done:
+  skip
+end:
+  skip
+}
+
+init {
+  atomic {
+    RUN_ENV;
+    for (g_i : 0 .. NT - 1) { run Task(g_i) };
+    g_i = 0
+  }
+}
+
+/* Never more than P holders: no more than P tasks each holding a permit
+   inside its validity window (a monitor that can fail in every state). */
+#define IN_CS_COUNT (IN_CS(0) + IN_CS(1) + IN_CS(2))
+active proctype permits() {
+end:
+  atomic { IN_CS_COUNT > P -> assert(false) }
+}
