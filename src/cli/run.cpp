@@ -7,6 +7,7 @@
 #include "connection_log.hpp"
 #include "lock_args.hpp"
 #include "metrics.hpp"
+#include "spawn.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -83,146 +84,6 @@ std::optional<int> ended(pid_t child) {
   return std::nullopt;
 }
 
-// The command's environment: ours, with the lock's REDLOCK_* variables set.
-std::vector<std::string> command_environment(const std::string& name, const redlock::lock& l) {
-  std::vector<std::string> lock_vars{"REDLOCK_NAME=" + name, "REDLOCK_TOKEN=" + l.token(),
-                                     "REDLOCK_VALIDITY_MS=" + std::to_string(l.remaining_validity().count())};
-  if (l.fence()) lock_vars.push_back("REDLOCK_FENCE=" + std::to_string(*l.fence()));
-  if (l.permit()) lock_vars.push_back("REDLOCK_PERMIT=" + std::to_string(*l.permit()));
-  if (auto names = l.names(); names.size() > 1) {
-    // Several names held together: all of them, and (fenced) their tokens, in
-    // the same (sorted) order, separated by spaces.
-    std::string all, fences;
-    for (auto& n : names) all += (all.empty() ? "" : " ") + n;
-    for (auto f : l.fences()) fences += (fences.empty() ? "" : " ") + std::to_string(f);
-    lock_vars.push_back("REDLOCK_NAMES=" + all);
-    if (!fences.empty()) lock_vars.push_back("REDLOCK_FENCES=" + fences);
-  }
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e) {
-    std::string_view entry(*e);
-    bool replaced = false;
-    for (auto& v : lock_vars) replaced |= entry.substr(0, entry.find('=') + 1) == v.substr(0, v.find('=') + 1);
-    if (!replaced) env.emplace_back(entry);
-  }
-  env.insert(env.end(), lock_vars.begin(), lock_vars.end());
-  return env;
-}
-
-// Where execvp would look for `file`, in its order: `file` itself when it
-// names a path, else each PATH directory (confstr's default without PATH;
-// an empty entry is the current directory).
-std::vector<std::string> exec_candidates(const std::string& file) {
-  if (file.empty()) return {};
-  if (file.find('/') != std::string::npos) return {file};
-  std::string path;
-  if (const char* p = std::getenv("PATH")) {
-    path = p;
-  } else {
-    path.resize(::confstr(_CS_PATH, nullptr, 0));
-    ::confstr(_CS_PATH, path.data(), path.size());
-    path.resize(std::strlen(path.c_str()));
-  }
-  std::vector<std::string> candidates;
-  for (std::size_t at = 0;;) {
-    auto end = path.find(':', at);
-    auto dir = path.substr(at, end == std::string::npos ? std::string::npos : end - at);
-    candidates.push_back(dir.empty() ? file : dir + "/" + file);
-    if (end == std::string::npos) break;
-    at = end + 1;
-  }
-  return candidates;
-}
-
-// In the forked child: tries each candidate as execvp does (an EACCES is
-// remembered while the search goes on; an error other than "not there"
-// stops it). Returns the errno to report only if none could be executed.
-// Async-signal-safe: execve and errno only.
-int exec_first(char* const* candidates, char* const* argv, char* const* envp) {
-  bool denied = false;
-  int err = ENOENT;
-  for (; *candidates; ++candidates) {
-    ::execve(*candidates, argv, envp);
-    err = errno;
-    switch (err) {
-      case EACCES: denied = true; [[fallthrough]];
-      case ENOENT: case ENOTDIR: case ESTALE: case ENODEV: case ETIMEDOUT: continue;
-      default: return err;
-    }
-  }
-  return denied ? EACCES : err;
-}
-
-// Starts `command` so that it cannot outlive redlock, which holds its lease:
-// the child asks for SIGKILL when its parent dies (PR_SET_PDEATHSIG) before
-// it execs, so a SIGKILLed redlock (the OOM killer) takes the command with
-// it, and no second holder's command runs beside it once the lease ends.
-// posix_spawn cannot ask for that, hence fork. The client's I/O thread runs
-// meanwhile, so the child may only make async-signal-safe calls before exec
-// (no malloc, no setenv, no execvp's PATH search): everything is prepared
-// here first. The command gets the default disposition of the signals we
-// handle and an empty signal mask. Returns 0 or an errno (from fork, or
-// from exec, carried back through a close-on-exec pipe).
-//
-// The signal follows the *thread* that forked: the calling thread must last
-// as long as the command runs. run_holding calls this from the main thread,
-// which lives until the command has been reaped.
-int spawn_command(const std::vector<std::string>& command, std::vector<std::string> env, pid_t& child) {
-  auto paths = exec_candidates(command[0]);
-  std::vector<std::string> args = command;
-  std::vector<char*> candidates, argv, envp;
-  for (auto& p : paths) candidates.push_back(p.data());
-  candidates.push_back(nullptr);
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  for (auto& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  int report[2];
-  if (::pipe2(report, O_CLOEXEC) != 0) return errno;
-  // Every signal blocked across the fork: no handler of ours may run in the
-  // child before it has reset them.
-  sigset_t all, none, before;
-  sigfillset(&all);
-  sigemptyset(&none);
-  ::pthread_sigmask(SIG_SETMASK, &all, &before);
-  const pid_t parent = ::getpid();
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::close(report[0]);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    // redlock died before the prctl: nothing would kill the command later.
-    if (::getppid() != parent) ::_exit(127);
-    struct sigaction by_default {};
-    by_default.sa_handler = SIG_DFL;
-    for (int sig : forwarded_signals) ::sigaction(sig, &by_default, nullptr);
-    ::sigaction(SIGCHLD, &by_default, nullptr);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    int err = exec_first(candidates.data(), argv.data(), envp.data());
-    ssize_t ignored = ::write(report[1], &err, sizeof err);
-    (void)ignored;
-    ::_exit(127);
-  }
-  int fork_error = errno;
-  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
-  ::close(report[1]);
-  if (pid < 0) {
-    ::close(report[0]);
-    return fork_error;
-  }
-  // Nothing to read once exec closed the pipe: the command runs.
-  int exec_error = 0;
-  ssize_t got;
-  while ((got = ::read(report[0], &exec_error, sizeof exec_error)) < 0 && errno == EINTR) {
-  }
-  ::close(report[0]);
-  if (got == sizeof exec_error) {
-    ::waitpid(pid, nullptr, 0);
-    return exec_error;
-  }
-  child = pid;
-  return 0;
-}
-
 // What to do to COMMAND when the lease is lost (--on-lost).
 struct on_lost_policy {
   enum class action { term, kill, hook } what = action::term;
@@ -280,7 +141,7 @@ void end_command(pid_t child, const on_lost_policy& policy, std::chrono::millise
       // the time a surviving hook signals it. Nor did it ever outlive us
       // otherwise: past the grace below it is SIGKILLed.
       pid_t hook = -1;
-      if (int rc = spawn_command({"/bin/sh", "-c", policy.hook}, env, hook)) {
+      if (int rc = spawn_command({"/bin/sh", "-c", policy.hook}, env, forwarded_signals, hook)) {
         std::cerr << "redlock: cannot run the --on-lost hook: " << std::strerror(rc) << "; terminating the command\n";
         ::kill(child, SIGTERM);
       }
@@ -368,7 +229,7 @@ int run_holding(const std::vector<std::string>& args, bool elect) {
   pid_t child = -1;
   // From the main thread, which lasts until COMMAND has been reaped: the
   // parent-death signal that ties COMMAND to us follows this thread.
-  if (int rc = spawn_command(command, command_environment(c.name, *l), child)) {
+  if (int rc = spawn_command(command, command_environment(c.name, *l), forwarded_signals, child)) {
     // As a shell would: 127 when the command cannot be run; 69 when no
     // process could be made at all.
     bool no_process = rc == EAGAIN || rc == ENOMEM;
