@@ -33,15 +33,16 @@ end
 local leaving = ARGV[3] == '1' and ARGV[4] == '1'
 local hold_id = tonumber(ARGV[6])
 
--- The lock is free here: hand it to the head of the queue when the head left
--- terms (a poll id and a ttl, see fair_acquire.lua), else wake the head's
--- client (on the channel suffixed with its client id, the part of the owner
--- field before the first ':'), else, with `announce`, tell every waiter.
+-- Server time in ms.
 local function server_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- The lock is free here: hand it to the head of the queue when the head left
+-- terms (a poll id and a ttl, see fair_acquire.lua), else wake the head's
+-- client (on the channel suffixed with its client id, the part of the owner
+-- field before the first ':'), else, with `announce`, tell every waiter.
 local function pass_on(announce)
   local now = server_ms()
   -- A stale head would be handed a lock nobody uses.
@@ -105,11 +106,13 @@ if ARGV[3] == '1' then
   if leaving then
     pass_on(true)
   elseif ARGV[7] and not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
-    -- Back in line, first where its score is the lowest (a hold granted by
-    -- a poll kept it in line: nothing to do). Its terms name this poll
-    -- without a ttl: a release here wakes it rather than hand it the lock,
-    -- as a hand-over naming a poll from before this release would not
-    -- count (fair_handover.hpp); its next poll is granted here.
+    -- A release handed us this hold (a hold a poll was granted leaves us in
+    -- line): back in line with our score, in this same script, so that no
+    -- later caller's poll finds the lock free with itself first. The terms
+    -- name this poll without a ttl: a release here wakes us rather than
+    -- hand us the lock (such a hand-over, naming a poll from before this
+    -- release, would not count: fair_handover.hpp); our next poll is
+    -- granted here.
     stand_in_line(KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[7], server_ms(), ARGV[8], ARGV[6])
   end
   return 1

@@ -38,7 +38,7 @@
  * Script hashes (SHA1 as sent: cmake/lua_text.cmake), checked by
  * test/model/check_script_hashes.cmake:
  * @script lua/reentrant_acquire.lua 8e7095293d67dbabed2ab19857d8bdb5113b33c4
- * @script lua/reentrant_release.lua 049e6d24bb705d391653c1d9e61c576dd0c9878e
+ * @script lua/reentrant_release.lua f91042d1f7269f8ca353b271417d5579c0a443b7
  * @script lua/reentrant_undo.lua e1bdc864b085ae53fa526f18721d5c5b72dfb711
  * @script lua/fair_acquire.lua 74aba8a0f52ea6d2e912ebac3c176bff73b9b1e9
  * @script lua/fair_dequeue.lua bb972acf46af5e63512243a93ce3e3fb98072add
