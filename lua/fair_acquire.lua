@@ -20,6 +20,8 @@
 -- Returns 'OK' or the fence counter when granted; when queued, -1 - our rank
 -- in line (-1: first, but the lock is held), so a waiter far back can poll
 -- less often; nil when a later request of ours already ran here.
+--#include lib/fair_line.lua
+
 local kind = redis.call('TYPE', KEYS[1])['ok']
 if kind ~= 'none' and kind ~= 'hash' then
   return redis.error_reply('WRONGTYPE lock key holds a ' .. kind .. ', not a fair lock')
@@ -66,19 +68,8 @@ end
 -- this place in line is not its to give up), and, when a release may hand
 -- us the lock (reentrant_release.lua), our ttl; the poll's send time bounds
 -- the hand-over's validity on the client.
-redis.call('ZADD', KEYS[3], ARGV[5], ARGV[1])
-redis.call('ZADD', KEYS[4], now + tonumber(ARGV[6]), ARGV[1])
-redis.call('HSET', KEYS[5], ARGV[1], ARGV[8] == '1' and (ARGV[7] .. ' ' .. ARGV[2]) or ARGV[7])
--- The three keys expire on their own once nobody has polled for two waiter
--- timeouts, and never sooner than a waiter with a longer timeout needs
--- them: a poll only lengthens their expiry, to two of its own timeouts, and
--- only once a quarter of that is used up (not three writes at every poll).
--- One PTTL stands for all three: they are written, expired and emptied
--- together (every script removes an entry from all three).
-local keep = 2 * tonumber(ARGV[6])
-if redis.call('PTTL', KEYS[3]) < keep * 3 / 4 then
-  for i = 3, 5 do redis.call('PEXPIRE', KEYS[i], keep) end
-end
+stand_in_line(KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[5], now, ARGV[6],
+              ARGV[8] == '1' and (ARGV[7] .. ' ' .. ARGV[2]) or ARGV[7])
 local rank = redis.call('ZRANK', KEYS[3], ARGV[1])
 if ours or (kind == 'none' and rank == 0) then
   -- Granted here, but the waiter keeps its place in line until it has won a

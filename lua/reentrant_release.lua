@@ -17,22 +17,34 @@
 -- The client's own hold count decides which level is the last: counts on the
 -- masters may differ after failed re-entries, so the last release deletes
 -- whatever count is left, and earlier ones never go below 1.
+-- ARGV[7], ARGV[8] (a fair waiter cleaning up a failed poll, ARGV[4] '0'):
+-- its score and its queue timeout ms. Where this deletes a hold a release
+-- handed it (pass_on took it out of line), it goes back in line with that
+-- score: it keeps waiting, and giving the hold back must not give its turn
+-- away to a later caller (issue 35).
 -- Returns 1 when our hold was found here, 0 otherwise.
 -- A read-write hold ('r:'/'w:' field) shares its hash with other holds:
 -- deleting the key below would free them all (rw_release.lua removes one).
 if string.find(ARGV[1], '^[rw]:') then
   return redis.error_reply('WRONGTYPE token names a read-write hold: release it as one (rw_release.lua)')
 end
+--#include lib/fair_line.lua
+
 local leaving = ARGV[3] == '1' and ARGV[4] == '1'
 local hold_id = tonumber(ARGV[6])
+
+-- Server time in ms.
+local function server_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
 
 -- The lock is free here: hand it to the head of the queue when the head left
 -- terms (a poll id and a ttl, see fair_acquire.lua), else wake the head's
 -- client (on the channel suffixed with its client id, the part of the owner
 -- field before the first ':'), else, with `announce`, tell every waiter.
 local function pass_on(announce)
-  local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local now = server_ms()
   -- A stale head would be handed a lock nobody uses.
   for _, w in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
     redis.call('ZREM', KEYS[2], w)
@@ -91,7 +103,18 @@ if ARGV[3] == '1' then
   redis.call('DEL', KEYS[1])
   local about = KEYS[5] and redis.call('GET', KEYS[5])
   if about and string.sub(about, 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then redis.call('DEL', KEYS[5]) end
-  if leaving then pass_on(true) end
+  if leaving then
+    pass_on(true)
+  elseif ARGV[7] and not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
+    -- A release handed us this hold (a hold a poll was granted leaves us in
+    -- line): back in line with our score, in this same script, so that no
+    -- later caller's poll finds the lock free with itself first. The terms
+    -- name this poll without a ttl: a release here wakes us rather than
+    -- hand us the lock (such a hand-over, naming a poll from before this
+    -- release, would not count: fair_handover.hpp); our next poll is
+    -- granted here.
+    stand_in_line(KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[7], server_ms(), ARGV[8], ARGV[6])
+  end
   return 1
 end
 if tonumber(held[1]) > 1 then

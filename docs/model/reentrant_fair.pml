@@ -26,16 +26,21 @@
  * switch restores the client's old step, not a script.
  *
  * FAIR switches: CHECK_FIFO asserts "no overtaking once queued" at every
- * win (it does not hold: README.md, "What the new models found");
- * LATE_ARRIVAL makes the last owner ask only once owner 1 is in line on a
- * quorum, the case FIFO is about.
+ * win; LATE_ARRIVAL makes the last owner ask only once owner 1 is in line
+ * on a quorum, the case FIFO is about.
+ *
+ * Switch OLD_GIVE_BACK (seeded bug, FAIR): the clean-up of a failed poll
+ * before issue 35's fix: it gives back a hold a release handed the waiter
+ * (which took it out of line there) and leaves it neither holding nor in
+ * line on that master; a later caller is granted it and wins while the
+ * waiter still waits (CHECK_FIFO fails).
  *
  * Script hashes (SHA1 as sent: cmake/lua_text.cmake), checked by
  * test/model/check_script_hashes.cmake:
  * @script lua/reentrant_acquire.lua 8e7095293d67dbabed2ab19857d8bdb5113b33c4
- * @script lua/reentrant_release.lua f3e1f54dde89ab05ec45b577c14e3ec9ea7c7097
+ * @script lua/reentrant_release.lua f91042d1f7269f8ca353b271417d5579c0a443b7
  * @script lua/reentrant_undo.lua e1bdc864b085ae53fa526f18721d5c5b72dfb711
- * @script lua/fair_acquire.lua 875e63e7f178c85513a86dc631d4be0f34b43879
+ * @script lua/fair_acquire.lua 74aba8a0f52ea6d2e912ebac3c176bff73b9b1e9
  * @script lua/fair_dequeue.lua bb972acf46af5e63512243a93ce3e3fb98072add
  */
 #define NO_TIME
@@ -66,12 +71,15 @@
 /* What a master holds: the hash R (each owner's count, 0: no field, and
    ':hold-id', 0 with no key); fair: the queue {R}:queue (each owner's score,
    0: not in line) and the terms {R}:terms (the poll id; every poll here is
-   unfenced, so its terms carry a ttl and it may be handed the lock). The
-   deadlines {R}:timeout are not modelled (NO_TIME): no waiter goes stale. */
+   unfenced, so its terms carry a ttl and it may be handed the lock; terms
+   put back by a clean-up carry none, `tnt`: a release only wakes that
+   head). The deadlines {R}:timeout are not modelled (NO_TIME): no waiter
+   goes stale. */
 byte cnt[N * NO];
 byte hid[N];
 byte qsc[N * NO];
 byte tp[N * NO];
+bool tnt[N * NO];
 #define C(m, o) ((m) * NO + (o))
 #if NO > 2
 #define KEY_EXISTS(m) (cnt[C(m, 0)] != 0 || cnt[C(m, 1)] != 0 || cnt[C(m, 2)] != 0)
@@ -90,6 +98,7 @@ byte tp[N * NO];
 #define OP_DEQ   5   /* fair_dequeue.lua: a = owner, b = hold id */
 #define REL_LAST  1  /* ARGV[3] '1': the client's last level */
 #define REL_LEAVE 2  /* ARGV[4] '1': leaving for good (a holder's last release, a waiter giving up) */
+#define REL_PLACE 4  /* ARGV[7], ARGV[8]: a fair waiter's clean-up, with its score (osc) */
 
 /* Client side, per task: the hold it uses (lock_state: its count, hold id,
    released), indexed by the task whose acquisition took it; the fair
@@ -102,6 +111,7 @@ byte fvp[NT * N];
 bool waiting[NT];
 byte nreq[NCL];          /* client_impl::next_request_id */
 byte asks;               /* the fair score: when the caller asked */
+byte osc[NO];            /* each owner's score (acquire_op::queue_score_), sent with its clean-ups */
 bool acq_done[NT];       /* the task's acquisition completed (won or failed) */
 byte ahead[NT];          /* FIFO: waiters in line on a quorum when the task asked (bits) */
 /* Scratch of one master step (env.pml's g_b, g_x are a request's argument
@@ -137,12 +147,13 @@ inline pass_on(m) {
   }
   g_j = 0;
   if
-  :: g_k == NO -> skip                                    /* 95-98 PUBLISH: reentrant wake-ups not modelled */
-  :: else ->                                              /* 100-102 terms, deadline: there */
+  :: g_k == NO -> skip                                    /* PUBLISH: reentrant wake-ups not modelled */
+  :: g_k != NO && tnt[C(m, g_k)] -> skip                  /* terms without a ttl: PUBLISH head, a wake-up (not modelled) */
+  :: else ->                                              /* terms, deadline: there */
      g_x = tp[C(m, g_k)];
      cnt[C(m, g_k)] = 1; hid[m] = g_x;                    /* 107 HSET KEYS[1] head 1 :hold-id poll */
      /* 108 PEXPIRE: the key's life, not modelled (NO_TIME) */
-     qsc[C(m, g_k)] = 0; tp[C(m, g_k)] = 0;               /* 113-115 ZREM, ZREM, HDEL */
+     qsc[C(m, g_k)] = 0; tp[C(m, g_k)] = 0;               /* ZREM, ZREM, HDEL */
      heard_handed(m, g_k, g_x);                           /* 116 PUBLISH channel '+poll head' */
      g_x = 0
   fi;
@@ -185,9 +196,9 @@ inline fair_acquire(m, o, id, score) {
         cnt[C(m, o)]++; hid[m] = id; g_r = R_YES          /* 210-213 HINCRBY, HSET :hold-id */
      :: score != 0 && tp[C(m, o)] > id -> g_r = R_NO      /* 217-220 HGET terms: a later poll ran */
      :: else ->
-        qsc[C(m, o)] = score;                             /* 230 ZADD KEYS[3] */
-        tp[C(m, o)] = id;                                 /* 231-232 ZADD KEYS[4], HSET KEYS[5] */
-        /* 239-242 PEXPIRE of the line: not modelled (NO_TIME) */
+        qsc[C(m, o)] = score;                             /* stand_in_line (lib/fair_line.lua): ZADD KEYS[3] */
+        tp[C(m, o)] = id; tnt[C(m, o)] = 0;               /* ZADD KEYS[4], HSET KEYS[5] '<poll> <ttl>' */
+        /* PEXPIRE of the line: not modelled (NO_TIME) */
         g_k = 0;                                          /* 243 ZRANK */
         for (g_j : 0 .. NO - 1) {
           if
@@ -215,7 +226,7 @@ inline reentrant_release(m, o, id, flags) {
   if                                                      /* 122-123 HGET terms */
   :: h_leave && !(tp[C(m, o)] > id) ->
      if
-     :: qsc[C(m, o)] != 0 -> qsc[C(m, o)] = 0; tp[C(m, o)] = 0  /* 129-131 ZREM, ZREM, HDEL */
+     :: qsc[C(m, o)] != 0 -> qsc[C(m, o)] = 0; tp[C(m, o)] = 0; tnt[C(m, o)] = 0  /* ZREM, ZREM, HDEL */
      :: else -> skip
      fi
   :: else -> skip
@@ -234,7 +245,14 @@ inline reentrant_release(m, o, id, flags) {
         hid[m] = 0;                                       /* 143 DEL KEYS[1] */
         /* 144-145 the description: not modelled */
         if
-        :: h_leave -> pass_on(m)                          /* 146 */
+        :: h_leave -> pass_on(m)                          /* pass_on(true) */
+#ifndef OLD_GIVE_BACK
+        :: !h_leave && (flags & REL_PLACE) && qsc[C(m, o)] == 0 ->
+           /* ZSCORE: not in line (a release handed us this hold); back in
+              line with our score, terms naming this clean-up's poll without
+              a ttl (stand_in_line) */
+           qsc[C(m, o)] = osc[o]; tp[C(m, o)] = id; tnt[C(m, o)] = 1
+#endif
         :: else -> skip
         fi
      :: else ->
@@ -262,7 +280,7 @@ inline fair_dequeue(m, o, id) {
   if
   :: tp[C(m, o)] > id -> g_r = R_NO                       /* 279-280 HGET terms */
   :: else ->
-     qsc[C(m, o)] = 0; tp[C(m, o)] = 0;                   /* 281-283 ZREM, ZREM, HDEL */
+     qsc[C(m, o)] = 0; tp[C(m, o)] = 0; tnt[C(m, o)] = 0; /* ZREM, ZREM, HDEL */
      if
      :: cnt[C(m, o)] != 0 && hid[m] <= id -> g_r = R_YES  /* 289-298 HEXISTS, HGET :hold-id */
      :: else -> g_r = R_NO                                /* 300 */
@@ -428,7 +446,7 @@ proctype Task(byte t) {
   fi;
 #endif
   atomic {
-    asks++; score = asks; waiting[t] = 1;
+    asks++; score = asks; osc[OWNER_OF(t)] = score; waiting[t] = 1;
     /* FIFO: who is in line (or holds a place: a grant, a hand-over) on a
        quorum as this caller asks is ahead of it */
     for (g_i : 0 .. NT - 1) {
@@ -462,9 +480,14 @@ poll:
        :: else ->
           /* abandon_attempt: every master that did not refuse, and every
              one that handed us the lock; grants there count again only if
-             they name a later poll (handover_ledger::forget) */
+             they name a later poll (handover_ledger::forget); with our
+             place in line (fair_place) */
           g_x = MAY_HOLD(t) | HG_MASK(t);
+#ifdef OLD_GIVE_BACK
           cleanup_on(t, g_x, OP_REL, OWNER_OF(t), id, REL_LAST);
+#else
+          cleanup_on(t, g_x, OP_REL, OWNER_OF(t), id, REL_LAST | REL_PLACE);
+#endif
           for (g_i : 0 .. N - 1) {
             if
             :: g_x & (1 << g_i) -> fvp[t * N + g_i] = nreq[t] + 1
@@ -498,9 +521,9 @@ hold:
   atomic {
 #ifdef CHECK_FIFO
     /* FIFO: no waiter that was in line on a quorum before we asked is
-       still waiting. Does not hold: README.md, "What the new models
-       found" (a head's clean-up of a failed poll gives back the hold a
-       release handed it, and with it its place in line there). */
+       still waiting. With OLD_GIVE_BACK it fails: a head's clean-up of a
+       failed poll gave back the hold a release handed it, and with it its
+       place in line there (README.md, "What the new models found"). */
     assert((ahead[t] & ((waiting[0]) | (waiting[1] << 1) | (waiting[2] << 2))) == 0);
 #endif
     waiting[t] = 0; acq_done[t] = 1;

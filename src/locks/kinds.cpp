@@ -141,6 +141,28 @@ round_ptr as_release(round_ptr round) {
   round->must_reach_every_master();
   return round;
 }
+
+// reentrant_release.lua (reentrant and fair holds); `place`: a fair waiter's
+// clean-up that keeps its turn where it gives back a handed hold (may be null).
+round_ptr hash_release_round(const std::shared_ptr<client_impl>& client, const std::string& key,
+                             const std::string& token, std::uint64_t hold_id, bool last, const char* publish,
+                             bool described, const fair_place* place, quorum_round::decided_fn done) {
+  // The owner field is the same at every acquisition: the message carries a
+  // fresh id instead, so waiters can tell this release from the next.
+  auto release_id = std::string_view(publish) != "0" && last ? client->new_token() : std::string();
+  if (!release_id.empty()) client->note_own_release(release_id);
+  std::vector<std::string> args{token, keys::released_channel(key), last ? "1" : "0", publish, release_id,
+                                std::to_string(hold_id)};
+  if (place) {
+    args.emplace_back(score_text(place->score).data());
+    args.push_back(std::to_string(place->queue_timeout.count()));
+  }
+  return as_release(round_ptr(new quorum_round(client->masters, scripts::reentrant_release,
+                              with_holder_key({key, keys::queue(key), keys::queue_deadlines(key),
+                                               keys::queue_terms(key)},
+                                              key, described),
+                              std::move(args), classify_one_zero, std::move(done))));
+}
 }  // namespace
 
 round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
@@ -173,17 +195,7 @@ round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind ki
         client->masters, scripts::mutex_release, std::span<const word>(script_keys.data(), described ? 4 : 3),
         std::span<const word>(args.data(), arg_count), classify, std::move(done))));
   }
-  // The owner field is the same at every acquisition: the message carries a
-  // fresh id instead, so waiters can tell this release from the next.
-  auto release_id = wakes && last ? client->new_token() : std::string();
-  if (!release_id.empty()) client->note_own_release(release_id);
-  return as_release(round_ptr(new quorum_round(client->masters, scripts::reentrant_release,
-                              with_holder_key({key, keys::queue(key), keys::queue_deadlines(key),
-                                               keys::queue_terms(key)},
-                                              key, described),
-                              {token, keys::released_channel(key), last ? "1" : "0", publish, release_id,
-                               std::to_string(hold_id)},
-                              classify_one_zero, std::move(done))));
+  return hash_release_round(client, key, token, hold_id, last, publish, described, nullptr, std::move(done));
 }
 
 void check_key_types(const std::shared_ptr<client_impl>& client, const std::string& key,
@@ -265,9 +277,13 @@ void pass_wake_on(const std::shared_ptr<client_impl>& client, const std::string&
 
 void release_abandoned(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
                        const std::string& token, std::uint64_t hold_id, bool described,
-                       const std::vector<std::uint32_t>& nodes) {
+                       const std::vector<std::uint32_t>& nodes, const fair_place* keeps_place) {
+  if (nodes.empty()) return;
   // No wake-up: only a holder's release means the lock became free.
-  if (!nodes.empty())
+  if (keeps_place)
+    hash_release_round(client, key, token, hold_id, true, "0", described, keeps_place, [](quorum_round&) {})
+        ->start_on(nodes);
+  else
     release_round(client, kind, key, token, hold_id, true, release_wake::none, described, key, [](quorum_round&) {})
         ->start_on(nodes);
 }

@@ -177,10 +177,19 @@ void pass_wake_on(const std::shared_ptr<client_impl>& client, const std::string&
                   const std::string& entry, std::string_view token, const std::vector<std::uint32_t>& nodes,
                   bool must_reach = false);
 
+/// Where a fair waiter stands in line: its score and its queue timeout.
+struct fair_place {
+  double score;
+  milliseconds queue_timeout;
+};
+
 /// Fire-and-forget release of an abandoned attempt on the given masters
-/// (`described`: the attempt wrote a holder description).
+/// (`described`: the attempt wrote a holder description). `keeps_place`
+/// (a fair waiter that goes on waiting, may be null): where the release
+/// gives back a hold a release handed it, it goes back in line there
+/// (reentrant_release.lua), so a later caller cannot take its turn.
 void release_abandoned(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
                        const std::string& token, std::uint64_t hold_id, bool described,
-                       const std::vector<std::uint32_t>& nodes);
+                       const std::vector<std::uint32_t>& nodes, const fair_place* keeps_place = nullptr);
 
 }  // namespace redlock::detail

@@ -806,3 +806,55 @@ BOOST_AUTO_TEST_CASE(fair_waiter_that_gives_up_returns_a_lock_handed_to_it) {
   holder.release(held);  // masters 1 and 2 (master 0: not held any more)
   BOOST_CHECK_NO_THROW(second.get());  // the next waiter won (and released)
 }
+
+// docs/model/README.md's trail (issue 35), on real masters and in its order:
+// a release hands the head the lock on master 0 while the head's poll is
+// out (refused there just before, held up on master 2); the poll fails, and
+// its clean-up gives that hold back. The head must keep its turn there: the
+// hand-over took it out of line on master 0, and a caller who asked later,
+// finding the lock free there and itself first in line, was granted it (and
+// could so win a quorum while the head still waited).
+BOOST_AUTO_TEST_CASE(fair_head_whose_poll_fails_keeps_its_turn_where_it_was_handed_the_lock) {
+  masters m(3);
+  const std::string name = "overtaken";
+  redlock::client holder(m.options()), waiter(m.options(2000ms));  // its poll waits out master 2's pause
+  auto held = holder.acquire(name, fair());
+  auto holder_owner = holder_field(m[0], name);
+  auto o = fair(20000ms);
+  o.retry_delay = 10000ms;  // it polls again only when woken below
+  o.retry_jitter = 0ms;
+  o.queue_timeout = 20000ms;
+  background<redlock::lock> head([&] { return waiter.acquire(name, o); });
+  // Its first poll failed: in line everywhere, and listening.
+  for (std::size_t i = 0; i < 3; ++i) BOOST_REQUIRE(eventually([&] { return queued_on(m[i], name) == 1u; }));
+  BOOST_REQUIRE(eventually([&] { return !m[0].command({"PUBSUB", "CHANNELS", keys::wake_channel(name, "*")}).empty(); }));
+  auto field = m[0].command({"ZRANGE", keys::queue(name), "0", "0"});
+  auto terms_on = [&](std::size_t i) { return m[i].command({"HGET", keys::queue_terms(name), field}); };
+  auto first_terms = terms_on(0);
+  // Its second poll, woken by name: queued by masters 0 and 1, held up on 2.
+  m[2].pause();
+  m[0].command({"PUBLISH", keys::wake_channel(name, field.substr(0, field.find(':'))), field});
+  BOOST_REQUIRE(eventually([&] { return terms_on(0) != first_terms && terms_on(1) != first_terms; }));
+  // The holder's release reaches master 0 now: the head is handed the lock there.
+  m[0].command({"EVAL", std::string(redlock::detail::scripts::reentrant_release.body), "4", name, keys::queue(name),
+                keys::queue_deadlines(name), keys::queue_terms(name), holder_owner, keys::released_channel(name), "1",
+                "1", "release-0", any_hold_id});
+  BOOST_REQUIRE(m[0].command({"HEXISTS", name, field}) == "1");
+  // Time for its '+<poll> <head>' message to be counted before the poll is
+  // decided (if not, the clean-up leaves master 0 alone: no failure, on any code).
+  std::this_thread::sleep_for(200ms);
+  m[2].resume();  // refuses the poll (the holder holds there): it fails, and is cleaned up
+  BOOST_REQUIRE(eventually([&] { return m[0].command({"EXISTS", name}) == "0"; }));  // the hold given back
+  BOOST_TEST(m[0].command({"ZSCORE", keys::queue(name), field}) != "(nil)",
+             "the head is neither holding nor in line on master 0");
+  // A caller who asked after the head was in line on every master.
+  auto later = std::to_string(std::stod(m[1].command({"ZSCORE", keys::queue(name), field})) + 1000);
+  auto polled = m[0].command({"EVAL", std::string(redlock::detail::scripts::fair_acquire.body), "5", name,
+                              keys::fence(name), keys::queue(name), keys::queue_deadlines(name),
+                              keys::queue_terms(name), "later:0", "5000", "0", "first", later, "10000", "1", "1"});
+  BOOST_TEST(polled != "OK", "a later caller was granted master 0 ahead of the head (" << polled << ")");
+  holder.release(held);  // masters 1 and 2 hand the head the lock: a quorum
+  std::optional<redlock::lock> got = head.get();
+  BOOST_REQUIRE(got);
+  waiter.release(*got);
+}
