@@ -60,7 +60,7 @@ struct hold_outcome {
 enum class span_kind {
   acquire,  ///< an acquisition (or re-entry), from the call to its result
   hold,     ///< a hold, from the acquisition's result to its end (hold_outcome)
-  extend,   ///< an extend, or a watchdog renewal
+  extend,   ///< an extend, a watchdog renewal, or a fair hand-over's confirmation
   release,  ///< a release round, from the call to the masters' decision
 };
 

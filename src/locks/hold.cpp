@@ -2,9 +2,12 @@
 #include "hold.hpp"
 
 #include "kinds.hpp"
+#include "lease/report.hpp"
 #include "lease/watchdog.hpp"
 #include "operations.hpp"
 #include "quorum/validity.hpp"
+
+#include <redlock/error.hpp>
 
 #include <boost/asio/post.hpp>
 
@@ -47,10 +50,16 @@ void confirm_fair_hold(const std::shared_ptr<client_impl>& client, const std::sh
   std::optional<milliseconds> extend_to;
   if (how == fair_win::handed_short) extend_to = state->ttl;
   auto drift_factor = client->options.drift_factor;
-  auto on_left = [weak = std::weak_ptr<lock_state>(state), extend_to, drift_factor](quorum_round& f) {
+  // The confirmation moves the window as an extend does: the observer hears
+  // it as an extend span (a tracer, and the fault suite's check that a
+  // window never comes back unless a round moved it, see it).
+  auto on_left = [weak = std::weak_ptr<lock_state>(state), extend_to, drift_factor, obs = client->options.observer,
+                  began = std::chrono::steady_clock::now()](quorum_round& f) {
     auto s = weak.lock();
     if (!extend_to || !s || !f.succeeded()) return;
-    s->extend_window(window_end(f.started_at(), s->ttl, drift_factor));
+    bool moved = s->extend_window(window_end(f.started_at(), s->ttl, drift_factor));
+    auto ec = moved ? boost::system::error_code{} : make_error_code(errc::validity_expired);
+    if (obs) report_round_span(*obs, span_kind::extend, *s, f, ec, began);
   };
   leave_queue(client, state->key, state->token, state->hold_id, extend_to, description, std::move(on_left));
 }

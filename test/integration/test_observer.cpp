@@ -111,6 +111,45 @@ struct outcome_recorder : redlock::observer {
 };
 }  // namespace
 
+namespace {
+// `a` holds fair lock `name`, `b` waits in line on every master (polling
+// only every 2 s), and `a`'s release hands `b` the lock: b's lock. A queue
+// timeout shorter than the ttl (5 s) makes it a short hand-over, which b
+// confirms later (docs/algorithm.md, section 11).
+redlock::lock handed_over(masters& m, redlock::client& a, redlock::client& b, const std::string& name,
+                          std::chrono::milliseconds queue_timeout = 5s) {
+  auto first = a.acquire(name, {.ttl = 5s, .kind = redlock::lock_kind::fair, .owner = "a"});
+  auto waiter = std::async(std::launch::async, [&] {
+    return b.acquire(name, {.ttl = 5s, .wait = 10s, .retry_delay = 2000ms, .retry_jitter = 0ms,
+                            .kind = redlock::lock_kind::fair, .owner = "b", .queue_timeout = queue_timeout});
+  });
+  // In line and listening on every master (a master it has not reached may
+  // rightly give the lock away instead of handing it over).
+  for (std::size_t i = 0; i < 3; ++i)
+    BOOST_REQUIRE(redlock::testing::eventually([&] {
+      return m[i].command({"ZCARD", "{" + name + "}:queue"}) == "1" &&
+             !m[i].command({"PUBSUB", "CHANNELS", "{" + name + "}:released*"}).empty();
+    }));
+  a.release(first);
+  return waiter.get();
+}
+
+// Every span, copied (its name is a view valid only in the hook).
+struct span_log : redlock::observer {
+  std::mutex mu;
+  std::vector<std::pair<redlock::span_kind, std::string>> spans;
+  void on_span(const redlock::span& s) override {
+    if (s.error) return;
+    std::lock_guard g(mu);
+    spans.emplace_back(s.what, std::string(s.name));
+  }
+  std::size_t count(redlock::span_kind what, const std::string& name) {
+    std::lock_guard g(mu);
+    return static_cast<std::size_t>(std::count(spans.begin(), spans.end(), std::pair(what, name)));
+  }
+};
+}  // namespace
+
 BOOST_AUTO_TEST_CASE(acquire_outcome_names_the_kind_the_rounds_and_the_hand_off) {
   masters m(3);
   auto rec = std::make_shared<outcome_recorder>();
@@ -138,26 +177,33 @@ BOOST_AUTO_TEST_CASE(acquire_outcome_names_the_kind_the_rounds_and_the_hand_off)
 
   // A fair waiter handed the lock by the holder's release: the hand-off is
   // timed from the release it heard, well before its next poll (2 s away).
-  auto first = a.acquire("line", {.ttl = 5s, .kind = redlock::lock_kind::fair, .owner = "a"});
-  auto waiter = std::async(std::launch::async, [&] {
-    return b.acquire("line", {.ttl = 5s, .wait = 10s, .retry_delay = 2000ms, .retry_jitter = 0ms,
-                              .kind = redlock::lock_kind::fair, .owner = "b"});
-  });
-  // In line and listening on every master (a master it has not reached may
-  // rightly give the lock away instead of handing it over).
-  for (std::size_t i = 0; i < 3; ++i)
-    BOOST_REQUIRE(redlock::testing::eventually([&] {
-      return m[i].command({"ZCARD", "{line}:queue"}) == "1" &&
-             !m[i].command({"PUBSUB", "CHANNELS", "{line}:released*"}).empty();
-    }));
-  a.release(first);
-  auto second = waiter.get();
+  auto second = handed_over(m, a, b, "line");
   auto handed = rec->last("line");
   BOOST_TEST((handed.kind == redlock::lock_kind::fair));
   BOOST_TEST(!handed.error);
   BOOST_REQUIRE(handed.since_release.has_value());
   BOOST_TEST(handed.since_release->count() <= handed.took.count());
   BOOST_TEST(handed.took < 1900ms);  // woken by the release, not by its next poll
+  b.release(second);
+}
+
+// A handed-over fair lock is confirmed by a round that extends it to the
+// full ttl, and its window with it: an observer (a tracer, the fault
+// suite's revival check) hears that round as an extend span, as it hears
+// an extend or a renewal. Without it, the window moved with no round seen.
+BOOST_AUTO_TEST_CASE(a_fair_hand_over_confirmation_is_reported_as_an_extend_span) {
+  masters m(3);
+  auto log = std::make_shared<span_log>();
+  auto o = m.options(200ms);
+  o.observer = log;
+  redlock::client a(o), b(o);
+  // (The queue timeout must exceed a waiter's longest gap between polls:
+  // two node timeouts and its 2 s retry delay.)
+  auto second = handed_over(m, a, b, "confirmed", 4000ms);
+  BOOST_TEST(second.remaining_validity() < 4100ms);  // handed for the queue timeout only
+  BOOST_TEST(redlock::testing::eventually([&] { return log->count(redlock::span_kind::extend, "confirmed") == 1u; }),
+             "extend spans of 'confirmed': " << log->count(redlock::span_kind::extend, "confirmed"));
+  BOOST_TEST(second.remaining_validity() > 4s);  // the full ttl (5 s), not the hand-over's
   b.release(second);
 }
 

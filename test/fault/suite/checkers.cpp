@@ -476,15 +476,17 @@ std::vector<violation> check_release_after_takeover(const std::vector<op>& ops) 
 // (l)
 std::vector<violation> check_revival(const std::vector<op>& ops) {
   std::vector<violation> out;
-  // Rounds that moved a hold's deadline: renewals (client, name), recorded
-  // by the observer in the handler that moved it, so at their decision;
-  // and extends (acquisition), recorded when the caller's call returned,
-  // so decided somewhere between its invocation and its completion.
+  // Rounds that moved a hold's deadline: renewals and window moves (client,
+  // name; a fair hand-over's confirmation shows only as the latter),
+  // recorded by the observer in the handler that moved it, so at their
+  // decision; and extends (acquisition), recorded when the caller's call
+  // returned, so decided somewhere between its invocation and its completion.
   std::map<std::pair<int, std::string>, std::vector<std::pair<time_point, time_point>>> renewed;
   std::map<std::size_t, std::vector<std::pair<time_point, time_point>>> extended;
   for (auto& o : ops) {
     if (o.result != outcome::ok || !o.completion) continue;
-    if (o.kind == op_kind::renewal) renewed[{o.client, o.resource}].push_back({*o.completion, *o.completion});
+    if (o.kind == op_kind::renewal || o.kind == op_kind::window_moved)
+      renewed[{o.client, o.resource}].push_back({*o.completion, *o.completion});
     if (o.kind == op_kind::extend && o.acquire_op) extended[*o.acquire_op].push_back({o.invoke, *o.completion});
   }
   // The observer runs in the same handler that moved the deadline: allow it

@@ -30,6 +30,10 @@ enum class op_kind : std::uint8_t {
   renewal,  ///< a watchdog renewal as the client's observer reported it (invoke = completion)
   section,  ///< a data section on the storage (storage_register.hpp): begin .. write-back; ok
             ///< (written back or read in the window), fail (too late), unknown (abandoned)
+  /// A round moved a hold's window, as the client's observer reported it
+  /// (an extend span with no error: an extend, a renewal, or a fair
+  /// hand-over's confirmation, whose window move no other op shows)
+  window_moved,
 };
 
 /// One master as a probe read it: the lock still ours there, and until when.

@@ -536,8 +536,15 @@ BOOST_AUTO_TEST_CASE(revival_of_an_ended_window_is_reported) {
   r.result = outcome::ok;
   good.push(r);
   BOOST_TEST(check_revival(good.ops).empty(), text(check_revival(good.ops)));
-  // The same renewal completing after the deadline revived it.
+  // A fair hand-over's confirmation is seen only as a window move (an
+  // extend span): one at 95 accounts for the new deadline as well; at 120
+  // it does not.
+  good.ops.back().kind = op_kind::window_moved;
+  BOOST_TEST(check_revival(good.ops).empty(), text(check_revival(good.ops)));
   good.ops.back().invoke = good.ops.back().completion.value() = good.at(120);
+  BOOST_TEST(check_revival(good.ops).size() == 1u);
+  good.ops.back().kind = op_kind::renewal;
+  // The same renewal completing after the deadline revived it.
   BOOST_TEST(check_revival(good.ops).size() == 1u);
   // Renewed in time and seen in time: nothing to report.
   builder steady_renewals;

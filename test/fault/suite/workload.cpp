@@ -97,21 +97,27 @@ milliseconds uniform_ms(std::mt19937_64& rng, milliseconds lo, milliseconds hi) 
   return milliseconds(std::uniform_int_distribution<long long>(lo.count(), hi.count())(rng));
 }
 
-// Records every watchdog renewal of one client in the history.
+// Records every watchdog renewal of one client in the history, and every
+// round that moved one of its windows (check (l) needs them all).
 class renewal_recorder final : public redlock::observer {
  public:
   renewal_recorder(history& h, int client) : history_(h), client_(client) {}
-  void on_renewal(std::string_view name, const error_code& ec) override {
+  void on_renewal(std::string_view name, const error_code& ec) override { record(op_kind::renewal, name, ec); }
+  void on_span(const redlock::span& s) override {
+    if (s.what == redlock::span_kind::extend && !s.error) record(op_kind::window_moved, s.name, s.error);
+  }
+
+ private:
+  void record(op_kind kind, std::string_view name, const error_code& ec) {
     op o;
     o.client = client_;
     o.resource = std::string(name);
-    o.kind = op_kind::renewal;
+    o.kind = kind;
     o.invoke = steady::now();
     auto id = history_.invoke(o);
     history_.complete(id, o.invoke, ec ? outcome::fail : outcome::ok, ec ? ec.message() : std::string());
   }
 
- private:
   history& history_;
   int client_;
 };
