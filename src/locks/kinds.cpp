@@ -133,14 +133,7 @@ round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquir
   return nullptr;
 }
 
-// Every master that may hold the key must see a release, even one just
-// restarted with the key whose connection is in back-off, and even when the
-// client is shutting down (quorum_round::must_reach_every_master).
 namespace {
-round_ptr as_release(round_ptr round) {
-  round->must_reach_every_master();
-  return round;
-}
 
 // reentrant_release.lua (reentrant and fair holds); `place`: a fair waiter's
 // clean-up that keeps its turn where it gives back a handed hold (may be null).
@@ -253,28 +246,6 @@ std::vector<std::uint32_t> may_hold(const quorum_round& attempt) {
   return out;
 }
 
-void leave_wake_list(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& waiter,
-                     const std::vector<std::uint32_t>& nodes, bool must_reach) {
-  if (waiter.empty() || nodes.empty()) return;
-  for (auto& list : {keys::wake_list(key), keys::wake_deadlines(key)}) {
-    round_ptr round(new quorum_round(client->masters, {"ZREM", list, waiter}, classify_one_zero, [](quorum_round&) {}));
-    if (must_reach) round->must_reach_every_master();
-    round->start_on(nodes);
-  }
-}
-
-void pass_wake_on(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& waiters_key,
-                  const std::string& entry, std::string_view token, const std::vector<std::uint32_t>& nodes,
-                  bool must_reach) {
-  auto classify = [](const redisReply&, node_outcome&) { return verdict::yes; };  // nothing waits on it
-  round_ptr round(new quorum_round(client->masters, scripts::mutex_release,
-                                   {key, keys::wake_list(waiters_key), keys::wake_deadlines(waiters_key)},
-                                   {std::string(token), keys::released_channel(waiters_key), "pass", entry},
-                                   classify, [](quorum_round&) {}));
-  if (must_reach) round->must_reach_every_master();
-  round->start_on(nodes);
-}
-
 void release_abandoned(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
                        const std::string& token, std::uint64_t hold_id, bool described,
                        const std::vector<std::uint32_t>& nodes, const fair_place* keeps_place) {
@@ -297,47 +268,6 @@ round_ptr rw_release_round(const std::shared_ptr<client_impl>& client, const std
   return as_release(round_ptr(new quorum_round(client->masters, scripts::rw_release, {key, keys::waiting_writer(key)},
                                                {token, writer_mark, keys::released_channel(key), release_id},
                                                classify_one_zero, std::move(done))));
-}
-
-namespace {
-// release_all.lua over `lock_keys`; `wake`: a holder's release, which wakes
-// each freed name's first mutex waiter.
-round_ptr release_keys_round(const std::shared_ptr<client_impl>& client, const std::vector<std::string>& lock_keys,
-                             const std::string& token, bool described, bool wake, quorum_round::decided_fn done) {
-  std::vector<std::string> script_keys(lock_keys);
-  std::vector<std::string> args{token, std::to_string(lock_keys.size()), wake ? "wake" : ""};
-  if (wake) {
-    for (auto& k : lock_keys) {
-      script_keys.push_back(keys::wake_list(k));
-      script_keys.push_back(keys::wake_deadlines(k));
-      args.push_back(keys::released_channel(k));
-    }
-  }
-  if (described)
-    for (auto& k : lock_keys) script_keys.push_back(keys::holder(k));
-  return as_release(round_ptr(new quorum_round(client->masters, scripts::release_all, std::move(script_keys),
-                                               std::move(args), classify_one_zero, std::move(done))));
-}
-}  // namespace
-
-round_ptr release_all_round(const std::shared_ptr<client_impl>& client, const std::vector<std::string>& lock_keys,
-                            const std::string& token, bool described, quorum_round::decided_fn done) {
-  return release_keys_round(client, lock_keys, token, described, false, std::move(done));
-}
-
-round_ptr release_set_round(const std::shared_ptr<client_impl>& client, const std::vector<std::string>& lock_keys,
-                            const std::string& token, bool described, quorum_round::decided_fn done) {
-  return release_keys_round(client, lock_keys, token, described, true, std::move(done));
-}
-
-void release_permits(const std::shared_ptr<client_impl>& client, const std::string& key, unsigned permits,
-                     std::optional<unsigned> keep, const std::string& token, bool described,
-                     const std::vector<std::uint32_t>& nodes) {
-  if (nodes.empty()) return;
-  std::vector<std::string> slots;
-  for (unsigned i = 0; i < permits; ++i)
-    if (keep != i) slots.push_back(keys::permit(key, i));
-  release_all_round(client, slots, token, described, [](quorum_round&) {})->start_on(nodes);
 }
 
 }  // namespace redlock::detail

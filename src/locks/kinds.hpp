@@ -6,6 +6,9 @@
 // the acquire_* files); extend and the fence raise are the same scripts for
 // the mutex, reentrant, fair and semaphore holds (they recognise the owner
 // by the key's type), with their own for read-write holds and sets.
+// Defined in kinds.cpp (acquisitions, single-name releases, clean-ups),
+// release_all_rounds.cpp (several keys, one token), wake_sends.cpp (wake
+// lists) and grant_replies.cpp (replies read as votes).
 #pragma once
 
 #include "locks/client_impl.hpp"
@@ -111,6 +114,14 @@ round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind ki
 /// release, which wakes the waiters when it may let one in.
 round_ptr rw_release_round(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& token,
                            const std::string& writer_mark, bool wake, quorum_round::decided_fn done);
+
+/// Every master that may hold the key must see a release, even one just
+/// restarted with the key whose connection is in back-off, and even when the
+/// client is shutting down (quorum_round::must_reach_every_master).
+inline round_ptr as_release(round_ptr round) {
+  round->must_reach_every_master();
+  return round;
+}
 
 /// Cleans up an attempt over several keys (all holding `token`) on every
 /// master, waking no one: "yes" where all of them were ours
