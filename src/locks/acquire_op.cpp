@@ -244,8 +244,7 @@ void acquire_op::abandon_attempt(std::vector<std::uint32_t> nodes) {
   else if (holds_names_together() && !nodes.empty())
     release_all_round(client_, keys_, token_, described(), [](quorum_round&) {})->start_on(nodes);
   else if (!holds_names_together()) {
-    // A fair waiter keeps waiting: where it gives back a handed hold (the
-    // hand-over took it out of line there), it goes back in line, or a
+    // A fair waiter giving back a handed hold goes back in line there, or a
     // later caller would be granted that master before it (issue 35).
     fair_place place{queue_score_, options_.queue_timeout};
     release_abandoned(client_, options_.kind, key_, token_, latest_request_, described(), nodes,
