@@ -90,6 +90,9 @@ BOOST_AUTO_TEST_CASE(reentrant_failed_reentry_undoes_only_its_own_increment) {
   redlock::client c(m.options());
   auto first = c.acquire("undo", reentrant());
   auto field = first.token();
+  // The acquisition returned at a quorum: its script may not have run on
+  // every master yet, and would take the hold there after the DEL below.
+  BOOST_REQUIRE(redlock::testing::eventually([&] { return m.holding("undo") == 5u; }));
   // The hold is lost on three masters (e.g. they restarted without data).
   for (std::size_t i : {2u, 3u, 4u}) m[i].command({"DEL", "undo"});
   BOOST_TEST(code_of([&] { c.acquire("undo", reentrant()); }) == errc::not_held);
