@@ -14,33 +14,63 @@ using boost::system::error_code;
 
 namespace {
 
-// Takes a connection, fences the resource inside a new transaction, and
-// hands the transaction over; retries what is safe to retry (nothing of the
-// caller's has run): a serialization failure of the fence, an idle
-// connection the server had closed, a missing fence table once created.
-class begin_op : public std::enable_shared_from_this<begin_op> {
+// What both operations share: a connection leased from the store (then
+// Derived::leased()), leased again when a reused idle one turns out closed,
+// and the deadline for retrying.
+template <typename Derived>
+class leased_op : public std::enable_shared_from_this<Derived> {
  public:
-  begin_op(std::shared_ptr<pg_store> store, std::string resource, std::uint64_t token,
-           std::shared_ptr<pg_stopper> stopper, pg_done<std::shared_ptr<pg_transaction>> done)
-      : store_(std::move(store)), resource_(std::move(resource)), token_(token), stopper_(std::move(stopper)),
-        done_(std::move(done)) {}
-
   void start() {
     retry_until_ = store_->deadline();
     lease();
   }
 
- private:
+ protected:
+  leased_op(std::shared_ptr<pg_store> store, std::shared_ptr<pg_stopper> stopper)
+      : store_(std::move(store)), stopper_(std::move(stopper)) {}
+
   void lease() {
     store_->lease(store_->deadline(), stopper_,
-                  [self = shared_from_this()](error_code ec, std::string why, std::shared_ptr<pg_connection> c,
-                                              bool reused) {
+                  [self = this->shared_from_this()](error_code ec, std::string why, std::shared_ptr<pg_connection> c,
+                                                    bool reused) {
                     if (ec) return self->complete(ec, "no connection to PostgreSQL: " + why);
                     self->conn_ = std::move(c);
                     self->reused_ = reused;
-                    self->fence();
+                    self->leased();
                   });
   }
+
+  // An idle connection the server had closed (a restart, a timeout): the
+  // other idle ones are likely dead too. True when it leased again.
+  bool leased_again_if_closed(const pg_reply& r) {
+    if (!connection_failed(r.ec) || !reused_) return false;
+    store_->give_back(std::move(conn_));
+    store_->drop_idle();
+    lease();
+    return true;
+  }
+
+  std::shared_ptr<pg_store> store_;
+  std::shared_ptr<pg_stopper> stopper_;
+  std::shared_ptr<pg_connection> conn_;
+  bool reused_ = false;
+  pg_clock::time_point retry_until_;
+};
+
+// Takes a connection, fences the resource inside a new transaction, and
+// hands the transaction over; retries what is safe to retry (nothing of the
+// caller's has run): a serialization failure of the fence, an idle
+// connection the server had closed, a missing fence table once created.
+class begin_op : public leased_op<begin_op> {
+ public:
+  begin_op(std::shared_ptr<pg_store> store, std::string resource, std::uint64_t token,
+           std::shared_ptr<pg_stopper> stopper, pg_done<std::shared_ptr<pg_transaction>> done)
+      : leased_op(std::move(store), std::move(stopper)), resource_(std::move(resource)), token_(token),
+        done_(std::move(done)) {}
+
+ private:
+  friend leased_op;
+  void leased() { fence(); }
 
   void fence() {
     auto resource = conn_->literal(resource_);
@@ -62,14 +92,8 @@ class begin_op : public std::enable_shared_from_this<begin_op> {
                                             " is older than the one resource '" + resource_ +
                                             "' was fenced with: refused, nothing done");
     }
-    if (connection_failed(r.ec) && reused_) {
-      // An idle connection the server had closed (a restart, a timeout):
-      // nothing was committed through it. The other idle ones are likely
-      // dead too.
-      store_->give_back(std::move(conn_));
-      store_->drop_idle();
-      return lease();
-    }
+    // Closed while idle: nothing was committed through it.
+    if (leased_again_if_closed(r)) return;
     if (pg_sql::is_serialization_failure(r.sqlstate) && pg_clock::now() < retry_until_) {
       // REPEATABLE READ or SERIALIZABLE: the fence row changed after our
       // snapshot (we waited for a concurrent holder's transaction). Only the
@@ -115,40 +139,23 @@ class begin_op : public std::enable_shared_from_this<begin_op> {
     std::move(done_)(ec, std::move(why), std::move(tx));
   }
 
-  std::shared_ptr<pg_store> store_;
   std::string resource_;
   std::uint64_t token_;
-  std::shared_ptr<pg_stopper> stopper_;
   pg_done<std::shared_ptr<pg_transaction>> done_;
-  std::shared_ptr<pg_connection> conn_;
-  bool reused_ = false, created_table_ = false;
-  pg_clock::time_point retry_until_;
+  bool created_table_ = false;
 };
 
 // write_row: one statement in a transaction of its own (autocommit).
-class row_op : public std::enable_shared_from_this<row_op> {
+class row_op : public leased_op<row_op> {
  public:
   row_op(std::shared_ptr<pg_store> store, std::string sql, std::vector<postgres_param> params, std::string what,
          std::shared_ptr<pg_stopper> stopper, pg_done<> done)
-      : store_(std::move(store)), sql_(std::move(sql)), params_(std::move(params)), what_(std::move(what)),
-        stopper_(std::move(stopper)), done_(std::move(done)) {}
-
-  void start() {
-    retry_until_ = store_->deadline();
-    lease();
-  }
+      : leased_op(std::move(store), std::move(stopper)), sql_(std::move(sql)), params_(std::move(params)),
+        what_(std::move(what)), done_(std::move(done)) {}
 
  private:
-  void lease() {
-    store_->lease(store_->deadline(), stopper_,
-                  [self = shared_from_this()](error_code ec, std::string why, std::shared_ptr<pg_connection> c,
-                                              bool reused) {
-                    if (ec) return self->complete(ec, "no connection to PostgreSQL: " + why);
-                    self->conn_ = std::move(c);
-                    self->reused_ = reused;
-                    self->send();
-                  });
-  }
+  friend leased_op;
+  void leased() { send(); }
 
   void send() {
     stop_with(stopper_, dropping(conn_));
@@ -156,13 +163,10 @@ class row_op : public std::enable_shared_from_this<row_op> {
   }
 
   void sent(pg_reply r) {
-    if (connection_failed(r.ec) && reused_) {
-      // Writing the same values with the same token again is harmless if
-      // the first one landed after all: the fence column allows equal tokens.
-      store_->give_back(std::move(conn_));
-      store_->drop_idle();
-      return lease();
-    }
+    // Closed while idle: writing the same values with the same token again
+    // is harmless if the first one landed after all (the fence column
+    // allows equal tokens).
+    if (leased_again_if_closed(r)) return;
     if (pg_sql::is_serialization_failure(r.sqlstate) && pg_clock::now() < retry_until_) return send();
     store_->give_back(std::move(conn_));
     if (r.ec) return complete(r.ec, what_ + ": " + describe(r));
@@ -176,15 +180,10 @@ class row_op : public std::enable_shared_from_this<row_op> {
     std::move(done_)(ec, std::move(why));
   }
 
-  std::shared_ptr<pg_store> store_;
   std::string sql_;
   std::vector<postgres_param> params_;
   std::string what_;
-  std::shared_ptr<pg_stopper> stopper_;
   pg_done<> done_;
-  std::shared_ptr<pg_connection> conn_;
-  bool reused_ = false;
-  pg_clock::time_point retry_until_;
 };
 
 }  // namespace
