@@ -109,6 +109,10 @@ class REDLOCK_EXPORT observer {
   virtual void on_acquire_result(const acquire_outcome& /*outcome*/) {}
   /// A watchdog renewal finished.
   virtual void on_renewal(std::string_view /*name*/, const boost::system::error_code& /*error*/) {}
+  /// A renewal or extend of a mutex that won a quorum set the key again on
+  /// `masters` masters that had lost it (restarted empty); docs/algorithm.md,
+  /// "Lease rules".
+  virtual void on_lease_repaired(std::string_view /*name*/, std::size_t /*masters*/) {}
   /// A renewed lock was lost.
   virtual void on_lease_lost(std::string_view /*name*/, lost_reason /*why*/) {}
   /// A hold began (an acquisition, not a re-entry, succeeded); every one
@@ -136,7 +140,7 @@ class REDLOCK_EXPORT counters : public observer {
   };
 
   std::atomic<std::uint64_t> acquire_attempts{0}, acquired{0}, acquire_failures{0}, quorum_failures{0},
-      renewals{0}, renewal_failures{0}, lost_leases{0}, log_warnings{0};
+      renewals{0}, renewal_failures{0}, lost_leases{0}, lease_repairs{0}, log_warnings{0};
   std::atomic<std::int64_t> locks_held{0};  ///< holds begun and not yet ended
   std::array<per_node, max_nodes> nodes;
 
@@ -148,6 +152,7 @@ class REDLOCK_EXPORT counters : public observer {
     (error ? renewal_failures : renewals).fetch_add(1, relaxed);
   }
   void on_lease_lost(std::string_view, lost_reason) override { lost_leases.fetch_add(1, relaxed); }
+  void on_lease_repaired(std::string_view, std::size_t masters) override { lease_repairs.fetch_add(masters, relaxed); }
   void on_hold_begin(std::string_view, lock_kind) override { locks_held.fetch_add(1, relaxed); }
   void on_hold_end(const hold_outcome&) override { locks_held.fetch_sub(1, relaxed); }
   void on_log(log_level level, std::string_view) override {

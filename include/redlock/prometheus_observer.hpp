@@ -38,6 +38,7 @@ class REDLOCK_EXPORT prometheus_observer : public observer {
   void on_acquire_result(const acquire_outcome& outcome) override;
   void on_renewal(std::string_view name, const boost::system::error_code& error) override;
   void on_lease_lost(std::string_view name, lost_reason why) override;
+  void on_lease_repaired(std::string_view name, std::size_t masters) override;
   void on_hold_begin(std::string_view name, lock_kind kind) override;
   void on_hold_end(const hold_outcome& outcome) override;
 
@@ -54,6 +55,7 @@ class REDLOCK_EXPORT prometheus_observer : public observer {
   prometheus::Family<prometheus::Counter>& node_errors_;
   prometheus::Family<prometheus::Counter>& renewals_;
   prometheus::Family<prometheus::Counter>& lost_;
+  prometheus::Counter& repairs_;
   prometheus::Family<prometheus::Histogram>& handoff_seconds_;
   prometheus::Family<prometheus::Histogram>& hold_seconds_;
   prometheus::Family<prometheus::Gauge>& held_;

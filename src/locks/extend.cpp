@@ -9,15 +9,72 @@
 #include "scripts/script.hpp"
 
 #include <redlock/error.hpp>
+#include <redlock/observer.hpp>
+
+#include <algorithm>
 
 namespace redlock::detail {
 
 using boost::system::error_code;
 
+namespace {
+
+// A mutex lease that won a quorum sets its key again, with SET NX, on the
+// masters that answered this round that it was not ours (restarted empty,
+// evicted), for what is left of the round's ttl: the lease is backed by
+// those masters again, as after its acquisition. Why each limit:
+// - only after a quorum vouched in this round, and not once released (a
+//   release queued before the repair would be undone by it);
+// - only on the masters that refused: a release by our token from elsewhere
+//   (an operator, an adopting process) landing between our extend and the
+//   repair deletes the keys where the extend found them, and those are a
+//   quorum; the repair never sets them again there, so the next renewal
+//   finds no quorum and the release stands;
+// - NX: where anyone else's key sits (or a partial grant of another
+//   client), nothing is touched;
+// - never longer than the round's ttl, counted from its start (a client
+//   clock that went back must not make the key outlive the others).
+// A refusal that comes after the decision is repaired when it comes: a
+// master restarted empty lost its scripts too, and its answer (after the
+// NOSCRIPT fallback) is usually the last. Masters that did not answer are
+// left to a later renewal. The holder's description is not written again
+// (status reads it from the others).
+bool repairs_keys(const lock_state& state) { return state.kind == lock_kind::mutex && state.keys.empty(); }
+
+void repair_keys(const std::shared_ptr<client_impl>& client, const std::shared_ptr<lock_state>& state,
+                 steady_time round_started, milliseconds ttl, const std::vector<std::uint32_t>& gone) {
+  if (gone.empty() || state->released) return;
+  auto elapsed = std::max(milliseconds(0), std::chrono::ceil<milliseconds>(state->now() - round_started));
+  auto left = ttl - elapsed;
+  if (left <= milliseconds(0)) return;
+  auto on_done = [client, state](quorum_round& f) {
+    std::size_t repaired = 0;
+    for (auto& o : f.outcomes()) repaired += o.state == node_state::locked;
+    if (repaired > 0)
+      if (auto& obs = client->options.observer) obs->on_lease_repaired(state->name, repaired);
+  };
+  auto px = std::to_string(left.count());
+  round_ptr round(
+      new quorum_round(client->masters, {"SET", state->key, state->token, "NX", "PX", px}, classify_grant, std::move(on_done)));
+  round->wait_for_all();  // decided once every master asked answered: the repairs are counted
+  round->start_on(gone);
+}
+
+std::vector<std::uint32_t> refused_by(const quorum_round& round) {
+  std::vector<std::uint32_t> nodes;
+  auto outcomes = round.outcomes();
+  for (std::uint32_t i = 0; i < outcomes.size(); ++i)
+    if (outcomes[i].state == node_state::refused) nodes.push_back(i);
+  return nodes;
+}
+
+}  // namespace
+
 void run_extend(const std::shared_ptr<client_impl>& client, const std::shared_ptr<lock_state>& state, milliseconds ttl,
                 std::function<void(error_code)> done) {
   if (state->released) return done(errc::not_held);
-  auto on_decided = [client, state, ttl, done = std::move(done), began = std::chrono::steady_clock::now()](
+  auto vouched = std::make_shared<bool>(false);  // this round extended the window: refusals may be repaired
+  auto on_decided = [client, state, ttl, vouched, done = std::move(done), began = std::chrono::steady_clock::now()](
                         quorum_round& f) {
     auto ec = lease_round_error(f);
     if (!ec) {
@@ -31,6 +88,8 @@ void run_extend(const std::shared_ptr<client_impl>& client, const std::shared_pt
     // A failed round changed nothing the window relies on: extend never
     // shortens a key (lua/extend.lua), so the window stays where it was.
     if (auto& obs = client->options.observer) report_round_span(*obs, span_kind::extend, *state, f, ec, began);
+    *vouched = !ec;
+    if (!ec && repairs_keys(*state)) repair_keys(client, state, f.started_at(), ttl, refused_by(f));
     done(ec);
   };
   auto& script = !state->keys.empty()        ? scripts::multi_extend
@@ -56,6 +115,10 @@ void run_extend(const std::shared_ptr<client_impl>& client, const std::shared_pt
   round_ptr round(new quorum_round(client->masters, script, std::move(script_keys), std::move(args),
                                    classify_one_zero, std::move(on_decided)));
   round->settle_failure();  // "not held" needs every refusal counted
+  if (repairs_keys(*state))
+    round->on_late_reply([client, state, ttl, vouched, r = round.get()](std::uint32_t node, const node_outcome& said) {
+      if (*vouched && said.state == node_state::refused) repair_keys(client, state, r->started_at(), ttl, {node});
+    });
   round->start();
 }
 

@@ -92,6 +92,11 @@ prometheus_observer::prometheus_observer(prometheus::Registry& registry, const s
                 .Name("redlock_leases_lost_total")
                 .Help("Renewed leases lost, by reason")
                 .Register(registry)),
+      repairs_(prometheus::BuildCounter()
+                   .Name("redlock_lease_repairs_total")
+                   .Help("Mutex keys set again by a renewal on masters that had lost them (restarted empty)")
+                   .Register(registry)
+                   .Add({})),
       handoff_seconds_(prometheus::BuildHistogram()
                            .Name("redlock_handoff_duration_seconds")
                            .Help("For acquisitions woken by a release: from the release heard to the result")
@@ -148,6 +153,10 @@ void prometheus_observer::on_acquire_result(const acquire_outcome& outcome) {
 
 void prometheus_observer::on_renewal(std::string_view, const boost::system::error_code& error) {
   renewals_.Add({{"result", error ? outcome_label(error) : std::string("ok")}}).Increment();
+}
+
+void prometheus_observer::on_lease_repaired(std::string_view, std::size_t masters) {
+  repairs_.Increment(static_cast<double>(masters));
 }
 
 void prometheus_observer::on_lease_lost(std::string_view, lost_reason why) {

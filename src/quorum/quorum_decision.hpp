@@ -41,9 +41,12 @@ class quorum_decision {
   };
 
   quorum_decision(std::size_t nodes, std::size_t quorum, failure_rule rule = failure_rule::early) noexcept
-      : nodes_(nodes), quorum_(quorum), rule_(rule) {}
+      : nodes_(nodes), asked_(nodes), quorum_(quorum), rule_(rule) {}
 
   void set_rule(failure_rule rule) noexcept { rule_ = rule; }
+  /// The round was sent to only `asked` of the masters (a clean-up, a
+  /// repair): every master has answered once those did.
+  void ask_only(std::size_t asked) noexcept { asked_ = asked; }
   /// The round's requests were sent at `now` (client clock).
   void start(steady_time now) noexcept { started_at_ = now; }
 
@@ -73,7 +76,7 @@ class quorum_decision {
   /// Refusals alone made a quorum impossible: a definite "no" (for a lease:
   /// not held), unlike a round that missed its quorum through failures.
   bool refused_by_quorum() const noexcept { return no_ > nodes_ - quorum_; }
-  bool every_master_answered() const noexcept { return yes_ + no_ + failed_ == nodes_; }
+  bool every_master_answered() const noexcept { return yes_ + no_ + failed_ == asked_; }
 
   /// Refusals, counting yes votes for choices other than the winner's (a
   /// split vote lost to contention, not to failures).
@@ -116,7 +119,7 @@ class quorum_decision {
     if (it->second > votes_[best_at_].second) best_at_ = static_cast<std::size_t>(it - votes_.begin());
   }
 
-  std::size_t nodes_, quorum_;
+  std::size_t nodes_, asked_, quorum_;
   failure_rule rule_;
   std::size_t yes_ = 0, no_ = 0, failed_ = 0;
   // Votes per choice, only when yes replies name one (semaphores): the

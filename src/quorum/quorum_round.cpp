@@ -54,6 +54,7 @@ void quorum_round::start() {
 void quorum_round::start_on(const std::vector<std::uint32_t>& nodes) {
   auto masters = masters_.lock();
   begin_round(*masters);
+  decision_.ask_only(nodes.size());
   sink_ptr self(this);
   for (auto i : nodes) (*masters)[i].send(command(), deadline_, self, i, delivery_);
 }

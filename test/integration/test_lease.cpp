@@ -157,6 +157,112 @@ BOOST_AUTO_TEST_CASE(lease_lost_when_the_key_is_taken_over) {
   for (std::size_t i = 0; i < 3; ++i) BOOST_TEST(m[i].command({"GET", "lease-taken"}) == "intruder");
 }
 
+// Issue 37, item 5: a renewal that won a quorum sets a mutex's key again on a
+// master that lost it (restarted empty), so the lease is backed by every
+// master again. Before the repair the restarted master stayed empty ("(nil)").
+BOOST_AUTO_TEST_CASE(a_renewal_sets_the_key_again_on_a_master_restarted_empty) {
+  masters m(3);
+  struct repairs : redlock::observer {
+    std::atomic<std::size_t> masters{0};
+    void on_lease_repaired(std::string_view, std::size_t n) override { masters += n; }
+  };
+  auto seen = std::make_shared<repairs>();
+  auto options = m.options(50ms);
+  options.observer = seen;
+  redlock::client c(options);
+  auto l = c.acquire("lease-repair", renewed(900ms));
+  m[0].restart(true);  // without its data
+  BOOST_REQUIRE(m[0].command({"GET", "lease-repair"}) == "(nil)");
+  auto limit = steady::now() + 5s;
+  while (m[0].command({"GET", "lease-repair"}) != l.token() && steady::now() < limit) std::this_thread::sleep_for(20ms);
+  BOOST_TEST(m[0].command({"GET", "lease-repair"}) == l.token());
+  auto left = std::stoll(m[0].command({"PTTL", "lease-repair"}));
+  BOOST_TEST(left > 0);
+  BOOST_TEST(left <= 900);
+  BOOST_TEST(seen->masters.load() >= 1u);
+  BOOST_TEST(!l.lost());
+  c.release(l);
+  for (std::size_t i = 0; i < 3; ++i) BOOST_TEST(m[i].command({"EXISTS", "lease-repair"}) == "0");
+}
+
+// The repair takes only a free name: a key someone else set on that master
+// stays theirs, and the lease goes on on the other two.
+BOOST_AUTO_TEST_CASE(a_renewal_repairs_only_where_the_name_is_free) {
+  masters m(3);
+  redlock::client c(m.options(50ms));
+  auto l = c.acquire("lease-repair-taken", renewed(900ms));
+  m[0].command({"SET", "lease-repair-taken", "intruder", "PX", "5000"});
+  std::this_thread::sleep_for(800ms);  // two renewals
+  BOOST_TEST(m[0].command({"GET", "lease-repair-taken"}) == "intruder");
+  BOOST_TEST(!l.lost());
+  c.release(l);
+  BOOST_TEST(m[0].command({"GET", "lease-repair-taken"}) == "intruder");
+  for (std::size_t i = 1; i < 3; ++i) BOOST_TEST(m[i].command({"EXISTS", "lease-repair-taken"}) == "0");
+}
+
+// A release by token from elsewhere (an operator, an adopting process) ends
+// the lease on every master: the holder's next renewal finds no quorum and
+// must not bring the key back anywhere.
+BOOST_AUTO_TEST_CASE(a_lease_released_by_its_token_elsewhere_is_not_repaired) {
+  masters m(3);
+  redlock::client holder(m.options(50ms));
+  redlock::client other(m.options(500ms));  // the release must reach every master, even on a busy machine
+  std::promise<lost_reason> told;
+  auto l = holder.acquire("lease-repair-released", renewed(900ms, [&](lost_reason why) { told.set_value(why); }));
+  other.release(other.adopt("lease-repair-released", l.token(), 900ms));
+  auto fut = told.get_future();
+  BOOST_REQUIRE((fut.wait_for(3s) == std::future_status::ready));
+  BOOST_TEST((fut.get() != lost_reason::quorum_lost));
+  std::this_thread::sleep_for(300ms);  // a renewal would have come by now
+  for (std::size_t i = 0; i < 3; ++i) BOOST_TEST(m[i].command({"EXISTS", "lease-repair-released"}) == "0");
+}
+
+// A release by the lease's token from elsewhere that lands between a
+// renewal's extend and its repair deletes the key where the extend found it,
+// on a quorum. The repair goes only where the extend was refused, so the
+// release stands. Here the release is the observer deleting the key on
+// masters 1 and 2 when it hears the extend span, before the repair is sent;
+// with a repair sent to every master (2086917) all three held the key again.
+BOOST_AUTO_TEST_CASE(a_release_landing_between_a_renewal_and_its_repair_is_not_undone) {
+  masters m(3);
+  struct release_after_extend : redlock::observer {
+    masters* m = nullptr;
+    std::atomic<bool> armed{false}, released{false};
+    void on_span(const redlock::span& s) override {
+      if (s.what != redlock::span_kind::extend || s.error || !armed.exchange(false)) return;
+      for (std::size_t i = 1; i < 3; ++i) (*m)[i].command({"DEL", "lease-repair-race"});
+      released = true;
+    }
+  };
+  auto seen = std::make_shared<release_after_extend>();
+  seen->m = &m;
+  auto options = m.options(500ms);
+  options.observer = seen;
+  redlock::client c(options);
+  redlock::acquire_options once;
+  once.ttl = 3s;
+  once.wait = 2s;
+  auto l = c.acquire("lease-repair-race", once);
+  m[0].command({"DEL", "lease-repair-race"});  // lost there, as if restarted empty
+  seen->armed = true;
+  c.extend(l, 3s);  // a quorum (masters 1 and 2) vouches; master 0 refuses
+  BOOST_REQUIRE(seen->released.load());
+  // Repaired where it was refused (at the decision, or when the refusal came
+  // after it).
+  auto limit = steady::now() + 3s;
+  while (m[0].command({"GET", "lease-repair-race"}) != l.token() && steady::now() < limit)
+    std::this_thread::sleep_for(10ms);
+  BOOST_TEST(m[0].command({"GET", "lease-repair-race"}) == l.token());
+  for (std::size_t i = 1; i < 3; ++i) BOOST_TEST(m[i].command({"EXISTS", "lease-repair-race"}) == "0");
+  // The next extend finds the key on one master of three: the lease is over.
+  BOOST_CHECK_THROW(c.extend(l, 3s), redlock::error);
+  try {
+    c.release(l);  // deletes the repaired key; "not held" by the other two
+  } catch (const redlock::error&) {
+  }
+  BOOST_TEST(m[0].command({"EXISTS", "lease-repair-race"}) == "0");
+}
+
 BOOST_AUTO_TEST_CASE(lease_lost_slot_cancels_the_critical_section) {
   masters m(3);
   asio::io_context io;

@@ -127,6 +127,17 @@ BOOST_AUTO_TEST_CASE(every_master_rule_waits_for_the_last_answer) {
   BOOST_TEST(d.reached());
 }
 
+// A round sent to some masters only (a lease repair): waiting for every
+// master means waiting for those asked, or it would never decide.
+BOOST_AUTO_TEST_CASE(every_master_rule_waits_only_for_the_masters_asked) {
+  quorum_decision d(5, 3, rule::every_master);
+  d.ask_only(2);
+  BOOST_TEST(feed(d, {Y, N}) == 1u);
+  BOOST_TEST(d.every_master_answered());
+  BOOST_TEST(!d.reached());
+  BOOST_TEST(!d.refused_by_quorum());  // one refusal of five masters is not a quorum's
+}
+
 BOOST_AUTO_TEST_CASE(late_answers_are_counted_but_change_nothing) {
   quorum_decision d(5, 3);
   d.start(t(0us));

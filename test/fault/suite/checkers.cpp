@@ -719,6 +719,7 @@ check_report check_all(const std::vector<op>& ops, const check_config& c) {
     if (o.kind == op_kind::renewal) ++(o.result == outcome::ok ? r.renewals : r.renewals_failed);
     if (o.kind == op_kind::extend) ++(o.result == outcome::ok ? r.extends : r.extends_failed);
     if (o.kind == op_kind::lost) ++r.lost_signals;
+    if (o.kind == op_kind::lease_repaired) ++r.lease_repairs;
     if (judgeable(o)) ++(probe_decided(o) ? r.probes_judged : r.probes_undecided);
     if ((o.kind == op_kind::renewal || o.kind == op_kind::extend) && o.result == outcome::ok && o.completion) {
       // A fault that acted, active when the round completed, on this

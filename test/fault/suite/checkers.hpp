@@ -194,6 +194,7 @@ struct check_report {
   std::size_t writes_accepted = 0, writes_rejected = 0;
   std::size_t recovery_periods = 0;
   std::size_t leases = 0, renewals = 0, renewals_failed = 0, extends = 0, extends_failed = 0, lost_signals = 0;
+  std::size_t lease_repairs = 0;  ///< renewals or extends that set a mutex key again on masters that lost it
   /// Completed while a fault that acted was active on the holder's masters
   /// (or on the holder itself, for a client fault).
   std::size_t renewals_under_faults = 0, extends_under_faults = 0;

@@ -66,6 +66,7 @@ const char* to_string(op_kind k) {
     case op_kind::renewal: return "renewal";
     case op_kind::section: return "section";
     case op_kind::window_moved: return "window-moved";
+    case op_kind::lease_repaired: return "lease-repaired";
   }
   return "?";
 }

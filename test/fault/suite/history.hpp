@@ -34,6 +34,9 @@ enum class op_kind : std::uint8_t {
   /// (an extend span with no error: an extend, a renewal, or a fair
   /// hand-over's confirmation, whose window move no other op shows)
   window_moved,
+  /// A renewal or extend that won a quorum set a mutex's key again on masters
+  /// that had lost it (docs/algorithm.md, "Repair"; detail: how many)
+  lease_repaired,
 };
 
 /// One master as a probe read it: the lock still ours there, and until when.

@@ -988,6 +988,7 @@ void tally::add(const round_result& r) {
   extends_failed += r.report.extends_failed;
   extends_under_faults += r.report.extends_under_faults;
   lost_signals += r.report.lost_signals;
+  lease_repairs += r.report.lease_repairs;
   probes_judged += r.report.probes_judged;
   probes_undecided += r.report.probes_undecided;
   for (auto& [k, s] : r.faults) {
@@ -1018,7 +1019,7 @@ void tally::print(std::ostream& os) const {
   if (leases > 0)
     os << "  leases " << leases << ": renewals " << renewals << " (" << renewals_under_faults << " under faults, "
        << renewals_failed << " failed), extends " << extends << " (" << extends_under_faults << " under faults, "
-       << extends_failed << " failed), lost signals " << lost_signals << ", master probes judged " << probes_judged << " (undecided " << probes_undecided << ")"
+       << extends_failed << " failed), lost signals " << lost_signals << ", lease repairs " << lease_repairs << ", master probes judged " << probes_judged << " (undecided " << probes_undecided << ")"
        << "\n";
   if (data.sections + data.late + data.abandoned > 0)
     os << "  data (from the storage alone): " << data.sections << " sections judged (" << data.writes
@@ -1060,6 +1061,7 @@ void each_count(T& t, F&& f) {
   f("extends_failed", t.extends_failed);
   f("extends_under_faults", t.extends_under_faults);
   f("lost_signals", t.lost_signals);
+  f("lease_repairs", t.lease_repairs);
   f("probes_judged", t.probes_judged);
   f("probes_undecided", t.probes_undecided);
   f("attempts", t.attempts);

@@ -197,7 +197,7 @@ struct tally {
   std::size_t histories = 0, acquisitions = 0, faults = 0, violations = 0, safety = 0, liveness = 0;
   std::size_t faults_injected = 0;
   std::size_t leases = 0, renewals = 0, renewals_failed = 0, renewals_under_faults = 0, extends = 0,
-              extends_failed = 0, extends_under_faults = 0, lost_signals = 0, probes_judged = 0,
+              extends_failed = 0, extends_under_faults = 0, lost_signals = 0, lease_repairs = 0, probes_judged = 0,
               probes_undecided = 0;
   std::size_t attempts = 0, writes_accepted = 0, writes_rejected = 0, recovery_periods = 0, semaphore_full = 0, reads_shared = 0,
               fifo_pairs = 0, reentries = 0, leaders = 0, failovers = 0, wakeups = 0;

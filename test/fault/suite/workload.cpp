@@ -106,16 +106,19 @@ class renewal_recorder final : public redlock::observer {
   void on_span(const redlock::span& s) override {
     if (s.what == redlock::span_kind::extend && !s.error) record(op_kind::window_moved, s.name, s.error);
   }
+  void on_lease_repaired(std::string_view name, std::size_t masters) override {
+    record(op_kind::lease_repaired, name, {}, std::to_string(masters) + " masters");
+  }
 
  private:
-  void record(op_kind kind, std::string_view name, const error_code& ec) {
+  void record(op_kind kind, std::string_view name, const error_code& ec, std::string detail = {}) {
     op o;
     o.client = client_;
     o.resource = std::string(name);
     o.kind = kind;
     o.invoke = steady::now();
     auto id = history_.invoke(o);
-    history_.complete(id, o.invoke, ec ? outcome::fail : outcome::ok, ec ? ec.message() : std::string());
+    history_.complete(id, o.invoke, ec ? outcome::fail : outcome::ok, ec ? ec.message() : std::move(detail));
   }
 
   history& history_;
