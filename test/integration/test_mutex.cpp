@@ -1,34 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
+// integration_mutex: the mutex's quorum on real masters (who wins, what a
+// clogged, paused or unreachable master does, expiry, errors and what each
+// master said). Continued in test_mutex_wake.cpp and test_sync_client.cpp.
 #define BOOST_TEST_MODULE integration_mutex
-#include <boost/test/unit_test.hpp>
-
-#include "masters.hpp"
-#include "scripts/keys.hpp"
-#include "scripts/script.hpp"
-
-#include <redlock/redlock.hpp>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/use_future.hpp>
-
-#include <algorithm>
-#include <atomic>
-#include <bit>
-#include <future>
-#include <mutex>
-#include <set>
-#include <sstream>
-#include <thread>
-
-using namespace std::chrono_literals;
-using redlock::errc;
-using redlock::testing::masters;
-using redlock::testing::code_of;
-using redlock::testing::eventually;
-using redlock::testing::lock_calls;
-using redlock::testing::listening_clients;
-using redlock::testing::wake_list_is;
-using steady = std::chrono::steady_clock;
+#include "mutex_prelude.hpp"
 
 BOOST_AUTO_TEST_CASE(acquire_extend_release_on_1_3_5_masters) {
   for (std::size_t n : {1u, 3u, 5u}) {

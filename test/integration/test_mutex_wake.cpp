@@ -1,35 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // integration_mutex, continued: a waiter retries and is woken by releases
 // (the wake list, the one-waiter hand-on, docs/algorithm.md section 10).
-#include <boost/test/unit_test.hpp>
-
-#include "masters.hpp"
-#include "scripts/keys.hpp"
-#include "scripts/script.hpp"
-
-#include <redlock/redlock.hpp>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/use_future.hpp>
-
-#include <algorithm>
-#include <atomic>
-#include <bit>
-#include <future>
-#include <mutex>
-#include <set>
-#include <sstream>
-#include <thread>
-
-using namespace std::chrono_literals;
-using redlock::errc;
-using redlock::testing::masters;
-using redlock::testing::code_of;
-using redlock::testing::eventually;
-using redlock::testing::lock_calls;
-using redlock::testing::listening_clients;
-using redlock::testing::wake_list_is;
-using steady = std::chrono::steady_clock;
+#include "mutex_prelude.hpp"
 
 namespace {
 

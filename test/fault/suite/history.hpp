@@ -113,7 +113,7 @@ struct op {
   std::optional<std::uint64_t> token;     ///< write: the token sent
 
   // ---- faults ----
-  /// Seen to act on traffic or state a client depended on (nemesis.cpp: a
+  /// Seen to act on traffic or state a client depended on (nemesis_faults.cpp: a
   /// request delayed, withheld or cut while pending, an expiry moved, a
   /// window counted on a changed clock, a stale write attempted).
   bool acted = false;

@@ -8,6 +8,11 @@
 //
 // run_round() is one whole history: servers, workload, nemesis, final heal,
 // wait for the TTLs, and every checker.
+//
+// Where each part lives: nemesis.cpp (the driver: rounds of faults, heals),
+// fault_types.cpp and nemesis_faults.cpp (the catalogue: each kind's name,
+// safety, weight, targets, injection, heal and evidence that it acted),
+// rounds.cpp (the round configurations), run_round.cpp, tally.cpp.
 #pragma once
 
 #include "checkers.hpp"

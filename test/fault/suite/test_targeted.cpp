@@ -41,7 +41,7 @@ round_result run(round_config cfg) {
     report_failure(std::cout, r, std::string(suite.argv[0]) + " --run_test=" + test);
   }
   BOOST_TEST(r.violations() == 0u);
-  // Acted: on traffic or state a client depended on (nemesis.cpp), not armed.
+  // Acted: on traffic or state a client depended on (nemesis_faults.cpp), not armed.
   BOOST_TEST(r.faults_acted >= 1u, r.faults_injected << " fault(s) injected, none seen to act");
   BOOST_TEST(r.report.acquisitions > 0u);
   BOOST_TEST(r.data.sections > 0u, "no section judged from the storage");
