@@ -57,10 +57,8 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
  private:
   static acquire_terms terms_of(const client_impl& client, const acquire_options& options, bool together);
 
-  bool is_hash_kind() const { return options_.kind == lock_kind::reentrant || options_.kind == lock_kind::fair; }
   bool is_semaphore() const { return options_.kind == lock_kind::semaphore; }
   bool holds_names_together() const { return !keys_.empty(); }
-  bool is_rw() const { return options_.kind == lock_kind::read || options_.kind == lock_kind::write; }
   // The key a won attempt holds: the lock's, or the semaphore slot it won.
   std::string held_key(const quorum_round& won) const;
   // This acquisition writes a holder description next to the lock.

@@ -57,7 +57,7 @@ void acquire_op::hold(win w) {
     state->permit = permit_slot(first_slot_, options_.permits, *won_choice_);
     state->wake_key = key_;
   }
-  if (is_rw()) state->writer_mark = writer_mark_;
+  if (is_rw_kind(options_.kind)) state->writer_mark = writer_mark_;
   if (fsm_.plain_retry()) state->listed_as = waiter_id_;
   if (holds_names_together()) {
     state->names = names_;

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "locks/client_impl.hpp"
+#include "locks/kinds/kind_traits.hpp"
 #include "quorum/quorum_round.hpp"
 #include "quorum/replies.hpp"
 
@@ -32,18 +33,11 @@ verdict classify_permit_grant(const redisReply& r, node_outcome& out);
 // Names held together: 'OK', or (fenced) each name's counter in `fields`; nil = no.
 verdict classify_multi_grant(const redisReply& r, node_outcome& out);
 
-/// Holds of these kinds are one string key with a random token per attempt
-/// (a mutex, a semaphore's permit slot); the others are owner fields in a hash.
 /// One score for a waiter on every master, so that all agree on the order:
 /// microseconds since the epoch when it began (exact in a double until 2255).
 inline double waiter_score(std::chrono::system_clock::time_point began) {
   return static_cast<double>(std::chrono::duration_cast<std::chrono::microseconds>(began.time_since_epoch()).count());
 }
-
-inline bool is_token_kind(lock_kind k) { return k == lock_kind::mutex || k == lock_kind::semaphore; }
-/// Read-write locks: a hash with one field per hold, the field being the
-/// attempt's token ('r:<hex>', 'w:<hex>'); re-entry is counted by the client.
-inline bool is_rw_kind(lock_kind k) { return k == lock_kind::read || k == lock_kind::write; }
 
 /// A semaphore attempt names every slot, starting at a random one (the same
 /// on every master): the slot of candidate `position`.
