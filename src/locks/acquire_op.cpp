@@ -238,17 +238,16 @@ void acquire_op::abandon_attempt(std::vector<std::uint32_t> nodes) {
       if (std::find(nodes.begin(), nodes.end(), i) == nodes.end()) nodes.push_back(i);
     handover_.forget(nodes, client_->next_request_id);
   }
-  if (is_semaphore())
-    release_permits(client_, key_, options_.permits, std::nullopt, token_, described(), nodes);
-  else if (holds_names_together() && !nodes.empty())
-    release_all_round(client_, keys_, token_, described(), [](quorum_round&) {})->start_on(nodes);
-  else if (!holds_names_together()) {
-    // A fair waiter giving back a handed hold goes back in line there, or a
-    // later caller would be granted that master before it (issue 35).
-    fair_place place{queue_score_, options_.queue_timeout};
-    release_abandoned(client_, options_.kind, key_, token_, latest_request_, described(), nodes,
-                      options_.kind == lock_kind::fair ? &place : nullptr);
-  }
+  // A fair waiter giving back a handed hold goes back in line there, or a
+  // later caller would be granted that master before it (issue 35).
+  fair_place place{queue_score_, options_.queue_timeout};
+  give_back(nodes, token_, latest_request_, options_.kind == lock_kind::fair ? &place : nullptr);
+}
+
+void acquire_op::give_back(const std::vector<std::uint32_t>& nodes, const std::string& token, std::uint64_t hold_id,
+                           const fair_place* keeps_place) {
+  clean_up_attempt(client_, options_.kind, {key_, keys_, token, hold_id, described(), options_.permits, keeps_place},
+                   nodes);
 }
 
 void acquire_op::wait_for(milliseconds delay) {
@@ -266,8 +265,8 @@ void acquire_op::complete(error_code ec, lock l) {
   // A fair waiter that gives up must not stay in the queue, nor keep a
   // hold a release handed it that it did not count; it passes the lock on.
   if (ec && options_.kind == lock_kind::fair)
-    release_round(client_, options_.kind, key_, token_, latest_request_, true, release_wake::first_waiter,
-                  described(), key_, [](quorum_round&) {})
+    owner_release_round(client_, key_, token_, latest_request_, true, release_wake::first_waiter, described(),
+                        nullptr, [](quorum_round&) {})
         ->start();
   // A mutex waiter that gives up leaves the wake list, so releases stop
   // waking it (a crashed one lapses instead); a writer takes its mark down.

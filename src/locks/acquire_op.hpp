@@ -96,6 +96,10 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   std::size_t rank_in_line(const quorum_round& f) const;
   // failure, waiting
   void abandon_attempt(std::vector<std::uint32_t> nodes);
+  /// Gives back what an attempt of ours (`token`) may hold on `nodes`,
+  /// waking no one (kind_rounds::clean_up).
+  void give_back(const std::vector<std::uint32_t>& nodes, const std::string& token, std::uint64_t hold_id,
+                 const fair_place* keeps_place = nullptr);
   void wait_for(milliseconds delay);
   // fencing
   void start_raise(const quorum_round& acquired);

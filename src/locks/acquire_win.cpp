@@ -93,11 +93,7 @@ void acquire_op::on_late_grant(std::uint32_t node, const node_outcome& said, std
   bool covered = let_go && said.state == node_state::locked && !said.fell_back;
   if (!is_semaphore()) {
     if (!let_go || covered) return;
-    std::string token(attempt_token);
-    if (holds_names_together())
-      release_all_round(client_, keys_, token, described(), [](quorum_round&) {})->start_on({node});
-    else
-      release_abandoned(client_, options_.kind, key_, token, 0, described(), {node});
+    give_back({node}, std::string(attempt_token), 0);
     return;
   }
   std::optional<unsigned> granted;  // none: unanswered, any slot but the won one may be ours there

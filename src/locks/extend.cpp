@@ -6,7 +6,6 @@
 #include "lease/report.hpp"
 #include "operations.hpp"
 #include "quorum/validity.hpp"
-#include "scripts/script.hpp"
 
 #include <redlock/error.hpp>
 
@@ -33,28 +32,7 @@ void run_extend(const std::shared_ptr<client_impl>& client, const std::shared_pt
     if (auto& obs = client->options.observer) report_round_span(*obs, span_kind::extend, *state, f, ec, began);
     done(ec);
   };
-  auto& script = !state->keys.empty()        ? scripts::multi_extend
-                 : is_rw_kind(state->kind) ? scripts::rw_extend
-                                           : scripts::extend;
-  std::vector<std::string> args{state->token, std::to_string(ttl.count()), std::to_string(state->hold_id)};
-  auto script_keys = with_holder_key({state->key}, state->key, state->described);
-  if (is_rw_kind(state->kind)) {
-    script_keys = {state->key};
-    args = {state->token, std::to_string(ttl.count())};
-  } else if (!state->keys.empty()) {
-    // Names held together: every key, then their holder keys (multi_extend.lua).
-    script_keys = state->keys;
-    if (state->described)
-      for (auto& k : state->keys) script_keys.push_back(keys::holder(k));
-    args = {state->token, std::to_string(ttl.count()), std::to_string(state->keys.size())};
-  } else if (state->kind == lock_kind::semaphore) {
-    // A permit also keeps its semaphore's number of permits alive (extend.lua).
-    if (!state->described) script_keys.push_back(keys::holder(state->key));
-    script_keys.push_back(keys::permits(state->wake_key));
-    args.push_back(std::to_string(state->permits));
-  }
-  round_ptr round(new quorum_round(client->masters, script, std::move(script_keys), std::move(args),
-                                   classify_one_zero, std::move(on_decided)));
+  auto round = rounds_of(*state).extend(client, *state, ttl, std::move(on_decided));
   round->settle_failure();  // "not held" needs every refusal counted
   round->start();
 }

@@ -58,15 +58,9 @@ void start_release(std::shared_ptr<client_impl> client, std::shared_ptr<lock_sta
     if (auto& obs = client->options.observer) report_round_span(*obs, span_kind::release, *state, f, ec, began);
     complete_handler(client, std::move(h), ec);
   };
-  auto round = !state->keys.empty()
-                   ? release_set_round(client, state->keys, state->token, state->described, std::move(on_decided))
-               : is_rw_kind(state->kind)
-                   ? rw_release_round(client, state->key, state->token, state->writer_mark, true,
-                                      std::move(on_decided))
-                   : release_round(client, state->kind, state->key, state->token, state->hold_id, last,
-                                   quiet ? release_wake::report_first : release_wake::first_waiter,
-                                   state->described, state->waiters_key(), std::move(on_decided), state->listed_as,
-                                   relist ? &*relist : nullptr);
+  release_terms how{last, quiet ? release_wake::report_first : release_wake::first_waiter,
+                    relist ? &*relist : nullptr};
+  auto round = rounds_of(*state).release(client, *state, how, std::move(on_decided));
   round->settle_failure();  // "not held" needs every refusal counted
   round->start();
 }
