@@ -107,6 +107,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   // success
   void acquired(const quorum_round& f, std::optional<std::uint64_t> fence);
   void hold(win w);
+  kind_fields held_fields() const;  // what the hold keeps of its kind
   // wake-ups and cancellation (acquire_wake.cpp)
   void watch_releases();
   std::string release_channel() const;

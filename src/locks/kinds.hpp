@@ -139,7 +139,7 @@ struct kind_rounds {
 
 /// The entry of a kind (`together`: names held together).
 const kind_rounds& rounds_of(lock_kind kind, bool together);
-inline const kind_rounds& rounds_of(const lock_state& s) { return rounds_of(s.kind, !s.keys.empty()); }
+inline const kind_rounds& rounds_of(const lock_state& s) { return rounds_of(s.kind, s.holds_names_together()); }
 /// Every entry, in the order status tries them on a key.
 std::span<const kind_rounds* const> every_kind_rounds();
 

@@ -44,16 +44,16 @@ void start_release(std::shared_ptr<client_impl> client, std::shared_ptr<lock_sta
   // decided"). Such a
   // releaser's permit release names no one instead, and holds the wake-up
   // back until it is seen not to ask again (section 12).
-  bool wakes_by_name = state->kind == lock_kind::mutex && state->keys.empty();
+  bool wakes_by_name = std::holds_alternative<mutex_fields>(state->of_kind);
   auto relist = wakes_by_name ? client->relisting(state->waiters_key()) : std::nullopt;
-  bool permit = state->kind == lock_kind::semaphore;
+  auto* permit = state->fields_if<permit_fields>();
   bool quiet = permit && client->retakes_permits(state->waiters_key());
   // Before the caller hears of it: a mutex release that woke a waiter
   // makes this client's next acquisition of the lock join the line.
   auto on_decided = [client, h = std::move(handler), state, wakes_by_name, relist, permit, quiet,
                      began = std::chrono::steady_clock::now()](quorum_round& f) mutable {
     if (wakes_by_name) client->note_release_wake(state->waiters_key(), f, relist ? &*relist : nullptr);
-    if (permit) client->note_permit_release(state->waiters_key(), state->permit, state->token, f, quiet);
+    if (permit) client->note_permit_release(state->waiters_key(), permit->permit, state->token, f, quiet);
     auto ec = lease_round_error(f);
     if (auto& obs = client->options.observer) report_round_span(*obs, span_kind::release, *state, f, ec, began);
     complete_handler(client, std::move(h), ec);

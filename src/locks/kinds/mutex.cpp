@@ -26,7 +26,7 @@ verdict classify_grant(const redisReply& r, node_outcome& out) {
 
 round_ptr one_key_extend(const std::shared_ptr<client_impl>& client, const lock_state& s, milliseconds ttl,
                          quorum_round::decided_fn done) {
-  std::vector<std::string> args{s.token, std::to_string(ttl.count()), std::to_string(s.hold_id)};
+  std::vector<std::string> args{s.token, std::to_string(ttl.count()), std::to_string(s.hold_id())};
   return round_ptr(new quorum_round(client->masters, scripts::extend, with_holder_key({s.key}, s.key, s.described),
                                     std::move(args), classify_one_zero, std::move(done)));
 }
@@ -60,8 +60,10 @@ round_ptr token_release_round(const std::shared_ptr<client_impl>& client, const 
 
 round_ptr release_token_hold(const std::shared_ptr<client_impl>& client, const lock_state& s, const release_terms& how,
                              quorum_round::decided_fn done) {
-  return token_release_round(client, s.key, s.token, how.wake, s.described, s.waiters_key(), s.listed_as, how.relist,
-                             std::move(done));
+  static const std::string not_listed;  // a permit's holder never is
+  auto* mutex = s.fields_if<mutex_fields>();
+  return token_release_round(client, s.key, s.token, how.wake, s.described, s.waiters_key(),
+                             mutex ? mutex->listed_as : not_listed, how.relist, std::move(done));
 }
 
 void check_key_types(const std::shared_ptr<client_impl>& client, const std::string& key,

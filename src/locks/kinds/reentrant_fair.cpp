@@ -91,7 +91,7 @@ round_ptr acquire_fair(const std::shared_ptr<client_impl>& client, const acquire
 
 round_ptr release(const std::shared_ptr<client_impl>& client, const lock_state& s, const release_terms& how,
                   quorum_round::decided_fn done) {
-  return owner_release_round(client, s.key, s.token, s.hold_id, how.last, how.wake, s.described, nullptr,
+  return owner_release_round(client, s.key, s.token, s.hold_id(), how.last, how.wake, s.described, nullptr,
                              std::move(done));
 }
 
@@ -107,7 +107,7 @@ void adopt(const client_impl&, lock_state& s, const adopt_options&) {
   // act on any hold of this field. The field names the acquiring client
   // object (its random id), so only that client's own later requests can
   // take a newer hold with it (section 7).
-  s.hold_id = lock_state::adopted_hold_id;
+  s.of_kind = owner_fields{lock_state::adopted_hold_id};
 }
 
 // Every field an owner, every value its count of levels (a read-write

@@ -42,7 +42,7 @@ round_ptr extend(const std::shared_ptr<client_impl>& client, const lock_state& s
 // A holder's release, which takes a writer's mark down with it.
 round_ptr release(const std::shared_ptr<client_impl>& client, const lock_state& s, const release_terms&,
                   quorum_round::decided_fn done) {
-  return rw_release_round(client, s.key, s.token, s.writer_mark, true, std::move(done));
+  return rw_release_round(client, s.key, s.token, std::get<rw_fields>(s.of_kind).writer_mark, true, std::move(done));
 }
 
 void clean_up(const std::shared_ptr<client_impl>& client, const abandoned_attempt& attempt,
@@ -50,7 +50,10 @@ void clean_up(const std::shared_ptr<client_impl>& client, const abandoned_attemp
   rw_release_round(client, attempt.key, attempt.token, "", false, [](quorum_round&) {})->start_on(nodes);
 }
 
-void adopt(const client_impl&, lock_state& s, const adopt_options&) { s.described = false; }
+void adopt(const client_impl&, lock_state& s, const adopt_options&) {
+  s.of_kind = rw_fields{};
+  s.described = false;
+}
 
 // Every field a hold, 'r:' or 'w:', and its deadline (rw_acquire.lua). (A
 // lapsed hold the next script will drop may show.)

@@ -72,10 +72,11 @@ round_ptr acquire(const std::shared_ptr<client_impl>& client, const acquire_requ
 // it takes the holder key, described or not, before the permits' key.
 round_ptr extend(const std::shared_ptr<client_impl>& client, const lock_state& s, milliseconds ttl,
                  quorum_round::decided_fn done) {
-  std::vector<std::string> args{s.token, std::to_string(ttl.count()), std::to_string(s.hold_id),
-                                std::to_string(s.permits)};
+  auto& permit = std::get<permit_fields>(s.of_kind);
+  // No hold id ("0"): extend.lua needs one for an owner's hash only.
+  std::vector<std::string> args{s.token, std::to_string(ttl.count()), "0", std::to_string(permit.permits)};
   return round_ptr(new quorum_round(client->masters, scripts::extend,
-                                    {s.key, keys::holder(s.key), keys::permits(s.wake_key)}, std::move(args),
+                                    {s.key, keys::holder(s.key), keys::permits(permit.semaphore_key)}, std::move(args),
                                     classify_one_zero, std::move(done)));
 }
 
@@ -88,10 +89,9 @@ void clean_up(const std::shared_ptr<client_impl>& client, const abandoned_attemp
 // The permit is its slot, a mutex of its own; its release wakes the
 // semaphore's waiters, and its extend keeps the number of permits.
 void adopt(const client_impl&, lock_state& s, const adopt_options& how) {
-  s.wake_key = s.key;
-  s.key = keys::permit(s.wake_key, *how.permit);
-  s.permit = *how.permit;
-  s.permits = how.permits;
+  auto semaphore_key = std::move(s.key);
+  s.key = keys::permit(semaphore_key, *how.permit);
+  s.of_kind = permit_fields{*how.permit, how.permits, std::move(semaphore_key)};
 }
 
 // No key under the name itself: a semaphore when its record is there.

@@ -75,17 +75,18 @@ round_ptr acquire(const std::shared_ptr<client_impl>& client, const acquire_requ
 // Every key, then their holder keys (multi_extend.lua).
 round_ptr extend(const std::shared_ptr<client_impl>& client, const lock_state& s, milliseconds ttl,
                  quorum_round::decided_fn done) {
-  auto script_keys = s.keys;
+  auto& set = std::get<set_fields>(s.of_kind);
+  auto script_keys = set.keys;
   if (s.described)
-    for (auto& k : s.keys) script_keys.push_back(keys::holder(k));
-  std::vector<std::string> args{s.token, std::to_string(ttl.count()), std::to_string(s.keys.size())};
+    for (auto& k : set.keys) script_keys.push_back(keys::holder(k));
+  std::vector<std::string> args{s.token, std::to_string(ttl.count()), std::to_string(set.keys.size())};
   return round_ptr(new quorum_round(client->masters, scripts::multi_extend, std::move(script_keys), std::move(args),
                                     classify_one_zero, std::move(done)));
 }
 
 round_ptr release(const std::shared_ptr<client_impl>& client, const lock_state& s, const release_terms&,
                   quorum_round::decided_fn done) {
-  return release_keys_round(client, s.keys, s.token, s.described, true, std::move(done));
+  return release_keys_round(client, std::get<set_fields>(s.of_kind).keys, s.token, s.described, true, std::move(done));
 }
 
 void clean_up(const std::shared_ptr<client_impl>& client, const abandoned_attempt& attempt,
@@ -96,10 +97,11 @@ void clean_up(const std::shared_ptr<client_impl>& client, const abandoned_attemp
 
 // All the names, sorted, and their keys, as an acquisition keeps them.
 void adopt(const client_impl& client, lock_state& s, const adopt_options& how) {
-  s.names = how.together;
-  s.names.push_back(s.name);
-  std::sort(s.names.begin(), s.names.end());
-  for (auto& n : s.names) s.keys.push_back(client.key_for(n));
+  set_fields set{how.together, {}, {}};
+  set.names.push_back(s.name);
+  std::sort(set.names.begin(), set.names.end());
+  for (auto& n : set.names) set.keys.push_back(client.key_for(n));
+  s.of_kind = std::move(set);
 }
 
 }  // namespace
