@@ -6,6 +6,7 @@
 #include "lease/lock_state.hpp"
 #include "client/options_check.hpp"
 #include "locks/election.hpp"
+#include "locks/kinds/kind_traits.hpp"
 #include "locks/operations.hpp"
 
 #include <boost/asio/append.hpp>
@@ -93,7 +94,7 @@ void async_client::start_acquire(std::string name, acquire_options opts,
                                  asio::any_completion_handler<acquire_signature> handler) {
   if (auto bad = detail::check_acquire(name, opts, impl_->options.node_timeout))
     return refuse(*impl_, std::move(handler), "async_acquire", bad, lock{});
-  if ((opts.kind == lock_kind::reentrant || opts.kind == lock_kind::fair) && opts.owner.empty())
+  if (detail::is_owner_kind(opts.kind) && opts.owner.empty())
     return refuse(*impl_, std::move(handler), "async_acquire",
                   {make_error_code(errc::bad_option),
                    "acquire_options::owner is empty: name the logical owner of a reentrant or fair lock"},

@@ -3,6 +3,7 @@
 
 #include "client/options_check.hpp"
 #include "client/sync_bridge.hpp"
+#include "locks/kinds/kind_traits.hpp"
 
 #include <boost/asio/post.hpp>
 
@@ -61,9 +62,7 @@ std::pair<error_code, lock> client::wait_acquire(const std::string& name, const 
   if (stop.stop_requested()) return {cancelled, lock{}};
   // Reentrant and fair locks belong to the calling thread unless told otherwise.
   acquire_options opts = given;
-  if ((opts.kind == lock_kind::reentrant || opts.kind == lock_kind::fair || opts.kind == lock_kind::read ||
-       opts.kind == lock_kind::write) &&
-      opts.owner.empty()) {
+  if (detail::has_owner(opts.kind) && opts.owner.empty()) {
     std::ostringstream id;
     id << "thread-" << std::this_thread::get_id();
     opts.owner = id.str();

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "locks/adopt.hpp"
+#include "locks/kinds/kind_traits.hpp"
 #include "locks/retry_policy.hpp"
 
 #include <redlock/error.hpp>
@@ -159,7 +160,7 @@ check_result check_acquire(std::string_view name, const acquire_options& o, mill
     if (o.kind != lock_kind::mutex) return fail(errc::bad_option, "names held together are for the mutex kind only");
     if (auto r = check_names_together(name, o.together)) return r;
   }
-  if ((o.kind == lock_kind::read || o.kind == lock_kind::write) && !o.description.empty())
+  if (is_rw_kind(o.kind) && !o.description.empty())
     return fail(errc::bad_option, "description is not kept for read-write locks yet (leave it empty)");
   if (o.owner.find(':') != std::string::npos || o.owner.size() > 256)
     return fail(errc::bad_option, "owner must not contain ':' and must be at most 256 characters");

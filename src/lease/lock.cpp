@@ -25,17 +25,18 @@ std::chrono::milliseconds lock::remaining_validity() const {
 }
 std::optional<std::uint64_t> lock::fence() const { return checked(state_).fence; }
 std::optional<unsigned> lock::permit() const {
-  auto& s = checked(state_);
-  if (s.kind != lock_kind::semaphore) return std::nullopt;
-  return s.permit;
+  auto* permit = checked(state_).fields_if<detail::permit_fields>();
+  if (!permit) return std::nullopt;
+  return permit->permit;
 }
 std::vector<std::string> lock::names() const {
   auto& s = checked(state_);
-  return s.names.empty() ? std::vector<std::string>{s.name} : s.names;
+  auto* set = s.fields_if<detail::set_fields>();
+  return set ? set->names : std::vector<std::string>{s.name};
 }
 std::vector<std::uint64_t> lock::fences() const {
   auto& s = checked(state_);
-  if (!s.fences.empty()) return s.fences;
+  if (auto* set = s.fields_if<detail::set_fields>(); set && !set->fences.empty()) return set->fences;
   if (s.fence) return {*s.fence};
   return {};
 }

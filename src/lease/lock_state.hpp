@@ -16,6 +16,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace redlock::detail {
@@ -47,6 +48,39 @@ inline std::vector<node_result> unnamed_results(const node_answers& answers) {
 
 class watchdog;
 
+// What a hold keeps of its kind, besides what every hold has
+// (lock_state::of_kind).
+/// A mutex on one name.
+struct mutex_fields {
+  /// Won by a waiter's plain retry: its name on the wake lists, which its
+  /// release takes down (mutex_release.lua); '' for none.
+  std::string listed_as;
+};
+/// A reentrant or fair owner's hold.
+struct owner_fields {
+  std::uint64_t hold_id = 0;  ///< the latest request id of the winning acquisition
+};
+/// A semaphore's permit: the hold's `key` is its slot's key; its releases
+/// wake the semaphore's waiters, listed under the semaphore's own key.
+struct permit_fields {
+  unsigned permit = 0;
+  unsigned permits = 0;
+  std::string semaphore_key;
+};
+/// A hold of a read-write lock.
+struct rw_fields {
+  /// Write side: the writer's waiter id, whose mark ({R}:writer) its
+  /// release takes down where a refusal left it up ('' for none).
+  std::string writer_mark;
+};
+/// Names held together (acquire_options::together): all of them, sorted,
+/// their keys and (fenced) their tokens.
+struct set_fields {
+  std::vector<std::string> names, keys;
+  std::vector<std::uint64_t> fences;
+};
+using kind_fields = std::variant<mutex_fields, owner_fields, permit_fields, rw_fields, set_fields>;
+
 struct lock_state {
   std::string name;
   std::string key;
@@ -73,27 +107,26 @@ struct lock_state {
   std::shared_ptr<const clock_source> clock;  // null: steady clock
   const void* owner = nullptr;                 // the client_impl that acquired it
   lock_kind kind = lock_kind::mutex;
-  std::atomic<int> holds{1};  // reentrant/fair: levels held by this owner (client side is authoritative)
-  std::string registry_key;   // reentrant/fair: entry in client_impl::held
-  std::uint64_t hold_id = 0;  // reentrant/fair: the latest request id of the winning acquisition
-  // Semaphores: `key` is the permit slot's key; releases wake the
-  // semaphore's waiters, listed under its own key (`wake_key`).
-  unsigned permit = 0;
-  unsigned permits = 0;
-  // Names held together (acquire_options::together): all of them, sorted,
-  // their keys and (fenced) their tokens. Empty for a lock on one name.
-  std::vector<std::string> names, keys;
-  std::vector<std::uint64_t> fences;
-  // Write side of a read-write lock: the writer's waiter id, whose mark
-  // ({R}:writer) its release takes down where a refusal left it up.
-  std::string writer_mark;
-  std::string wake_key;
-  /// A mutex won by a waiter's plain retry: its name on the wake lists,
-  /// which its release takes down (mutex_release.lua).
-  std::string listed_as;
+  // Reentrant, fair, read-write: levels held by this owner (client side is authoritative).
+  std::atomic<int> holds{1};
+  std::string registry_key;  // reentrant, fair, an owner's read-write hold: entry in client_impl::held
+  kind_fields of_kind;
+  template <typename Fields>
+  const Fields* fields_if() const noexcept {
+    return std::get_if<Fields>(&of_kind);
+  }
+  bool holds_names_together() const noexcept { return std::holds_alternative<set_fields>(of_kind); }
+  /// A reentrant or fair hold's request id; 0 for the other kinds.
+  std::uint64_t hold_id() const noexcept {
+    auto* owner = fields_if<owner_fields>();
+    return owner ? owner->hold_id : 0;
+  }
   /// Where a release of this hold wakes a waiter: its own key's wake list,
   /// or its semaphore's.
-  const std::string& waiters_key() const { return wake_key.empty() ? key : wake_key; }
+  const std::string& waiters_key() const noexcept {
+    auto* permit = fields_if<permit_fields>();
+    return permit ? permit->semaphore_key : key;
+  }
 
   // Lease renewal (strand only, except `lost`, read by the owner).
   std::atomic<int> lost{0};  // lost_reason

@@ -33,8 +33,7 @@ acquire_terms acquire_op::terms_of(const client_impl& client, const acquire_opti
   // wake list when refused, so that a release wakes it alone (section 10).
   // (Names held together have no wake list: their waiters retry on the timer.)
   bool may_wait = options.max_attempts == 0 ? options.wait.count() > 0 : options.max_attempts > 1;
-  bool hash_kind = options.kind == lock_kind::reentrant || options.kind == lock_kind::fair;
-  t.listed_waiter = !hash_kind && may_wait && !together && !is_rw_kind(options.kind);
+  t.listed_waiter = !is_owner_kind(options.kind) && may_wait && !together && !is_rw_kind(options.kind);
   t.checks_key_type = options.kind == lock_kind::mutex && !options.fenced && !together;
   return t;
 }
@@ -136,18 +135,18 @@ void acquire_op::send_attempt(const acquire_action& a) {
   }
   if (a.counted)
     if (auto& obs = client_->options.observer) obs->on_acquire_attempt(name_, fsm_.attempts());
-  if (!is_hash_kind()) token_ = client_->new_token();
+  if (!is_owner_kind(options_.kind)) token_ = client_->new_token();
   // A read-write hold is the field '<r|w>:<token>' of the lock's hash; a
   // set's token says it is one, so a release by it that names one name is
   // refused rather than free part of the set (adopt.hpp).
-  if (is_rw()) token_.insert(0, options_.kind == lock_kind::read ? "r:" : "w:");
+  if (is_rw_kind(options_.kind)) token_.insert(0, options_.kind == lock_kind::read ? "r:" : "w:");
   if (holds_names_together()) token_.insert(0, set_token_prefix);
   acquire_request req{options_.kind, key_, token_, options_.ttl, options_.fenced, false, queue_score_,
                       options_.queue_timeout};
   req.join_line_only = a.join_line_only;
   // Reentrant, fair: each master keeps the id of the request that took our
   // hold there, so that clean-ups of older requests cannot touch it.
-  if (is_hash_kind()) req.hold_id = latest_request_ = client_->next_request_id++;
+  if (is_owner_kind(options_.kind)) req.hold_id = latest_request_ = client_->next_request_id++;
   req.may_be_handed = may_be_handed_the_lock();
   // A plain retry (acquire_fsm): the key alone, no listing.
   req.waiter = a.plain ? std::string_view() : std::string_view(waiter_id_);
@@ -174,7 +173,7 @@ void acquire_op::send_attempt(const acquire_action& a) {
   // the one the attempt won is released too, and so is whatever a master
   // that never answered a won attempt may have granted (acquired() leaves
   // the masters still to answer to this, rather than clean up at each win).
-  if (!is_hash_kind())
+  if (!is_owner_kind(options_.kind))
     round->on_late_reply([self = shared_from_this(), token = late_grant_token(token_.data(), token_.size()), attempt,
                           first_slot = first_slot_](std::uint32_t node, const node_outcome& said) {
       bool unanswered = said.state == node_state::unknown && self->is_semaphore();
@@ -239,17 +238,16 @@ void acquire_op::abandon_attempt(std::vector<std::uint32_t> nodes) {
       if (std::find(nodes.begin(), nodes.end(), i) == nodes.end()) nodes.push_back(i);
     handover_.forget(nodes, client_->next_request_id);
   }
-  if (is_semaphore())
-    release_permits(client_, key_, options_.permits, std::nullopt, token_, described(), nodes);
-  else if (holds_names_together() && !nodes.empty())
-    release_all_round(client_, keys_, token_, described(), [](quorum_round&) {})->start_on(nodes);
-  else if (!holds_names_together()) {
-    // A fair waiter giving back a handed hold goes back in line there, or a
-    // later caller would be granted that master before it (issue 35).
-    fair_place place{queue_score_, options_.queue_timeout};
-    release_abandoned(client_, options_.kind, key_, token_, latest_request_, described(), nodes,
-                      options_.kind == lock_kind::fair ? &place : nullptr);
-  }
+  // A fair waiter giving back a handed hold goes back in line there, or a
+  // later caller would be granted that master before it (issue 35).
+  fair_place place{queue_score_, options_.queue_timeout};
+  give_back(nodes, token_, latest_request_, options_.kind == lock_kind::fair ? &place : nullptr);
+}
+
+void acquire_op::give_back(const std::vector<std::uint32_t>& nodes, const std::string& token, std::uint64_t hold_id,
+                           const fair_place* keeps_place) {
+  clean_up_attempt(client_, options_.kind, {key_, keys_, token, hold_id, described(), options_.permits, keeps_place},
+                   nodes);
 }
 
 void acquire_op::wait_for(milliseconds delay) {
@@ -267,8 +265,8 @@ void acquire_op::complete(error_code ec, lock l) {
   // A fair waiter that gives up must not stay in the queue, nor keep a
   // hold a release handed it that it did not count; it passes the lock on.
   if (ec && options_.kind == lock_kind::fair)
-    release_round(client_, options_.kind, key_, token_, latest_request_, true, release_wake::first_waiter,
-                  described(), key_, [](quorum_round&) {})
+    owner_release_round(client_, key_, token_, latest_request_, true, release_wake::first_waiter, described(),
+                        nullptr, [](quorum_round&) {})
         ->start();
   // A mutex waiter that gives up leaves the wake list, so releases stop
   // waking it (a crashed one lapses instead); a writer takes its mark down.

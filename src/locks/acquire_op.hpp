@@ -57,10 +57,8 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
  private:
   static acquire_terms terms_of(const client_impl& client, const acquire_options& options, bool together);
 
-  bool is_hash_kind() const { return options_.kind == lock_kind::reentrant || options_.kind == lock_kind::fair; }
   bool is_semaphore() const { return options_.kind == lock_kind::semaphore; }
   bool holds_names_together() const { return !keys_.empty(); }
-  bool is_rw() const { return options_.kind == lock_kind::read || options_.kind == lock_kind::write; }
   // The key a won attempt holds: the lock's, or the semaphore slot it won.
   std::string held_key(const quorum_round& won) const;
   // This acquisition writes a holder description next to the lock.
@@ -98,6 +96,10 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   std::size_t rank_in_line(const quorum_round& f) const;
   // failure, waiting
   void abandon_attempt(std::vector<std::uint32_t> nodes);
+  /// Gives back what an attempt of ours (`token`) may hold on `nodes`,
+  /// waking no one (kind_rounds::clean_up).
+  void give_back(const std::vector<std::uint32_t>& nodes, const std::string& token, std::uint64_t hold_id,
+                 const fair_place* keeps_place = nullptr);
   void wait_for(milliseconds delay);
   // fencing
   void start_raise(const quorum_round& acquired);
@@ -105,6 +107,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   // success
   void acquired(const quorum_round& f, std::optional<std::uint64_t> fence);
   void hold(win w);
+  kind_fields held_fields() const;  // what the hold keeps of its kind
   // wake-ups and cancellation (acquire_wake.cpp)
   void watch_releases();
   std::string release_channel() const;

@@ -4,6 +4,7 @@
 // acquire_op (with the names held together sorted).
 #include "acquire_op.hpp"
 #include "hold.hpp"
+#include "kinds/kind_traits.hpp"
 #include "operations.hpp"
 
 #include <redlock/error.hpp>
@@ -58,9 +59,9 @@ namespace {
 // whose holds belong to an owner ('' for the others: a mutex, a semaphore,
 // a read-write lock without an owner, have one hold per acquisition).
 std::string owner_line_key(const client_impl& client, const std::string& key, const acquire_options& options) {
-  if (options.kind == lock_kind::reentrant || options.kind == lock_kind::fair)
+  if (is_owner_kind(options.kind))
     return registry_key(key, client.client_id + ":" + options.owner);
-  if ((options.kind == lock_kind::read || options.kind == lock_kind::write) && !options.owner.empty())
+  if (is_rw_kind(options.kind) && !options.owner.empty())
     return registry_key(key, rw_owner_field(client.client_id, options.owner));
   return {};
 }
@@ -103,11 +104,11 @@ void start_acquire(std::shared_ptr<client_impl> client, std::string name, acquir
                    std::chrono::system_clock::time_point asked_at, acquire_handler handler) {
   auto key = client->key_for(name);
   std::string field;
-  if ((options.kind == lock_kind::read || options.kind == lock_kind::write) && !options.owner.empty()) {
+  if (is_rw_kind(options.kind) && !options.owner.empty()) {
     if (auto held = find_hold(*client, key, rw_owner_field(client->client_id, options.owner)))
       return reenter_rw(std::move(client), std::move(held), options, std::move(handler));
   }
-  if (options.kind == lock_kind::reentrant || options.kind == lock_kind::fair) {
+  if (is_owner_kind(options.kind)) {
     field = client->client_id + ":" + options.owner;
     // The same owner again, while it holds the lock: one more level.
     if (auto held = find_hold(*client, key, field))

@@ -64,7 +64,7 @@ void acquire_op::hold_handed() {
 
 void acquire_op::abandon_handed() {
   auto nodes = handover_.counted();
-  release_abandoned(client_, options_.kind, key_, token_, latest_request_, described(), nodes);
+  give_back(nodes, token_, latest_request_);
   handover_.forget(nodes, client_->next_request_id);
 }
 

@@ -46,24 +46,23 @@ void acquire_op::acquired(const quorum_round& f, std::optional<std::uint64_t> fe
         fair_win::by_poll, held_key(f)});
 }
 
+kind_fields acquire_op::held_fields() const {
+  if (is_owner_kind(options_.kind)) return owner_fields{latest_request_};
+  if (is_semaphore())
+    return permit_fields{permit_slot(first_slot_, options_.permits, *won_choice_), options_.permits, key_};
+  if (is_rw_kind(options_.kind)) return rw_fields{writer_mark_};
+  if (holds_names_together())
+    return set_fields{names_, keys_, options_.fenced ? fences_ : std::vector<std::uint64_t>{}};
+  return mutex_fields{fsm_.plain_retry() ? waiter_id_ : std::string()};
+}
+
 void acquire_op::hold(win w) {
   if (options_.report) last_round_ = unnamed_results(w.answers);
   last_tally_ = tally(w.answers);  // a hand-over's, when a release handed it to us
   auto key = w.key.empty() ? key_ : std::move(w.key);
   auto state = new_lock_state(*client_, options_,
-                              {name_, std::move(key), std::move(token_), latest_request_, w.valid_until, w.fence,
+                              {name_, std::move(key), std::move(token_), held_fields(), w.valid_until, w.fence,
                                std::move(w.answers)});
-  if (is_semaphore()) {
-    state->permit = permit_slot(first_slot_, options_.permits, *won_choice_);
-    state->wake_key = key_;
-  }
-  if (is_rw()) state->writer_mark = writer_mark_;
-  if (fsm_.plain_retry()) state->listed_as = waiter_id_;
-  if (holds_names_together()) {
-    state->names = names_;
-    state->keys = keys_;
-    if (options_.fenced) state->fences = fences_;
-  }
   held_ = state;
   begin_holding(client_, state, options_, w.how);
   complete({}, lock_access::make(std::move(state)));
@@ -93,11 +92,7 @@ void acquire_op::on_late_grant(std::uint32_t node, const node_outcome& said, std
   bool covered = let_go && said.state == node_state::locked && !said.fell_back;
   if (!is_semaphore()) {
     if (!let_go || covered) return;
-    std::string token(attempt_token);
-    if (holds_names_together())
-      release_all_round(client_, keys_, token, described(), [](quorum_round&) {})->start_on({node});
-    else
-      release_abandoned(client_, options_.kind, key_, token, 0, described(), {node});
+    give_back({node}, std::string(attempt_token), 0);
     return;
   }
   std::optional<unsigned> granted;  // none: unanswered, any slot but the won one may be ours there

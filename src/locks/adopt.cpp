@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "adopt.hpp"
 
-#include "scripts/keys.hpp"
-
-#include <algorithm>
+#include "kinds.hpp"
 
 namespace redlock::detail {
 
@@ -40,36 +38,7 @@ std::shared_ptr<lock_state> adopted_state(const client_impl& client, const std::
   s->set_valid_until(steady_time{});
   s->has_window = false;  // until extended: no window of ours has ended
   s->kind = how.kind.value_or(kind_of(shape_of(token)));
-  switch (s->kind) {
-    case lock_kind::reentrant:
-    case lock_kind::fair:
-      // Which request took the hold is not known here, so extend and
-      // release act on any hold of this field. The field names the
-      // acquiring client object (its random id), so only that client's own
-      // later requests can take a newer hold with it (section 7).
-      s->hold_id = lock_state::adopted_hold_id;
-      break;
-    case lock_kind::semaphore:
-      // The permit is its slot, a mutex of its own; its release wakes the
-      // semaphore's waiters, and its extend keeps the number of permits.
-      s->wake_key = s->key;
-      s->key = keys::permit(s->wake_key, *how.permit);
-      s->permit = *how.permit;
-      s->permits = how.permits;
-      break;
-    case lock_kind::read:
-    case lock_kind::write:
-      s->described = false;  // read-write holds write no description
-      break;
-    case lock_kind::mutex:
-      if (!how.together.empty()) {
-        s->names = how.together;
-        s->names.push_back(name);
-        std::sort(s->names.begin(), s->names.end());
-        for (auto& n : s->names) s->keys.push_back(client.key_for(n));
-      }
-      break;
-  }
+  if (auto adopt = rounds_of(s->kind, !how.together.empty()).adopt) adopt(client, *s, how);
   return s;
 }
 

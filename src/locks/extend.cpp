@@ -6,7 +6,6 @@
 #include "lease/report.hpp"
 #include "operations.hpp"
 #include "quorum/validity.hpp"
-#include "scripts/script.hpp"
 
 #include <redlock/error.hpp>
 #include <redlock/observer.hpp>
@@ -92,28 +91,7 @@ void run_extend(const std::shared_ptr<client_impl>& client, const std::shared_pt
     if (!ec && repairs_keys(*state)) repair_keys(client, state, f.started_at(), ttl, refused_by(f));
     done(ec);
   };
-  auto& script = !state->keys.empty()        ? scripts::multi_extend
-                 : is_rw_kind(state->kind) ? scripts::rw_extend
-                                           : scripts::extend;
-  std::vector<std::string> args{state->token, std::to_string(ttl.count()), std::to_string(state->hold_id)};
-  auto script_keys = with_holder_key({state->key}, state->key, state->described);
-  if (is_rw_kind(state->kind)) {
-    script_keys = {state->key};
-    args = {state->token, std::to_string(ttl.count())};
-  } else if (!state->keys.empty()) {
-    // Names held together: every key, then their holder keys (multi_extend.lua).
-    script_keys = state->keys;
-    if (state->described)
-      for (auto& k : state->keys) script_keys.push_back(keys::holder(k));
-    args = {state->token, std::to_string(ttl.count()), std::to_string(state->keys.size())};
-  } else if (state->kind == lock_kind::semaphore) {
-    // A permit also keeps its semaphore's number of permits alive (extend.lua).
-    if (!state->described) script_keys.push_back(keys::holder(state->key));
-    script_keys.push_back(keys::permits(state->wake_key));
-    args.push_back(std::to_string(state->permits));
-  }
-  round_ptr round(new quorum_round(client->masters, script, std::move(script_keys), std::move(args),
-                                   classify_one_zero, std::move(on_decided)));
+  auto round = rounds_of(*state).extend(client, *state, ttl, std::move(on_decided));
   round->settle_failure();  // "not held" needs every refusal counted
   if (repairs_keys(*state))
     round->on_late_reply([client, state, ttl, vouched, r = round.get()](std::uint32_t node, const node_outcome& said) {

@@ -31,11 +31,10 @@ std::shared_ptr<lock_state> new_lock_state(const client_impl& client, const acqu
   s->clock = client.options.clock;
   s->owner = &client;
   s->kind = options.kind;
-  s->hold_id = hold.hold_id;
+  s->of_kind = std::move(hold.of_kind);
   s->set_valid_until(hold.valid_until);
   s->fence = hold.fence;
   s->described = !options.description.empty();
-  s->permits = options.permits;
   s->answers = std::move(hold.answers);
   s->node_names = client.node_names;
   return s;
@@ -61,7 +60,7 @@ void confirm_fair_hold(const std::shared_ptr<client_impl>& client, const std::sh
     auto ec = moved ? boost::system::error_code{} : make_error_code(errc::validity_expired);
     if (obs) report_round_span(*obs, span_kind::extend, *s, f, ec, began);
   };
-  leave_queue(client, state->key, state->token, state->hold_id, extend_to, description, std::move(on_left));
+  leave_queue(client, state->key, state->token, state->hold_id(), extend_to, description, std::move(on_left));
 }
 
 }  // namespace

@@ -34,7 +34,7 @@ std::shared_ptr<lock_state> find_hold(client_impl& client, const std::string& ke
 /// What an acquisition established.
 struct acquired_hold {
   std::string name, key, token;
-  std::uint64_t hold_id = 0;            ///< reentrant/fair: the latest request id of the acquisition
+  kind_fields of_kind;                  ///< what the hold keeps of its kind (lock_state::of_kind)
   steady_time valid_until{};            ///< the window's end (client clock)
   std::optional<std::uint64_t> fence;   ///< the fencing token that was raised, if fenced
   node_answers answers;                 ///< each master's answer, in node order

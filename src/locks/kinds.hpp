@@ -1,19 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
 // What distinguishes the lock kinds (mutex, reentrant, fair, semaphore,
 // read and write, names held together): their scripts, keys and arguments,
-// and how each master's reply to them is read. The retry loop, validity,
-// fencing and release on failure are shared (acquire_fsm, acquire_op and
-// the acquire_* files); extend and the fence raise are the same scripts for
-// the mutex, reentrant, fair and semaphore holds (they recognise the owner
-// by the key's type), with their own for read-write holds and sets.
-// Defined in kinds.cpp (acquisitions, single-name releases, clean-ups),
-// release_all_rounds.cpp (several keys, one token), wake_sends.cpp (wake
-// lists) and grant_replies.cpp (replies read as votes).
+// and how each master's reply to them is read. Each kind's rounds live in a
+// file of its own under locks/kinds/ (mutex, reentrant_fair, semaphore, rw,
+// set) and are reached through one table (kind_rounds, rounds_of); what the
+// rest of the library asks about a kind is in kinds/kind_traits.hpp. The
+// retry loop, validity, fencing and release on failure are shared
+// (acquire_fsm, acquire_op and the acquire_* files). Here: the table, the
+// requests it takes, the sends some callers make to one kind directly, and
+// what every kind shares (kinds.cpp); wake-list sends are in wake_sends.cpp.
 #pragma once
 
 #include "locks/client_impl.hpp"
+#include "locks/kinds/kind_traits.hpp"
 #include "quorum/quorum_round.hpp"
 #include "quorum/replies.hpp"
+
+#include <redlock/options.hpp>
+#include <redlock/status.hpp>
 
 #include <chrono>
 #include <optional>
@@ -23,27 +27,11 @@
 
 namespace redlock::detail {
 
-
-verdict classify_grant(const redisReply& r, node_outcome& out);    // 'OK' / counter = yes, nil = no
-verdict classify_fair_grant(const redisReply& r, node_outcome& out);  // as above; queued = -1 - rank (value = rank)
-verdict classify_line(const redisReply& r, node_outcome& out);  // joining a mutex's line: never a grant
-// Semaphores: the candidate taken (choice) and, fenced, its counter (value); nil = no.
-verdict classify_permit_grant(const redisReply& r, node_outcome& out);
-// Names held together: 'OK', or (fenced) each name's counter in `fields`; nil = no.
-verdict classify_multi_grant(const redisReply& r, node_outcome& out);
-
-/// Holds of these kinds are one string key with a random token per attempt
-/// (a mutex, a semaphore's permit slot); the others are owner fields in a hash.
 /// One score for a waiter on every master, so that all agree on the order:
 /// microseconds since the epoch when it began (exact in a double until 2255).
 inline double waiter_score(std::chrono::system_clock::time_point began) {
   return static_cast<double>(std::chrono::duration_cast<std::chrono::microseconds>(began.time_since_epoch()).count());
 }
-
-inline bool is_token_kind(lock_kind k) { return k == lock_kind::mutex || k == lock_kind::semaphore; }
-/// Read-write locks: a hash with one field per hold, the field being the
-/// attempt's token ('r:<hex>', 'w:<hex>'); re-entry is counted by the client.
-inline bool is_rw_kind(lock_kind k) { return k == lock_kind::read || k == lock_kind::write; }
 
 /// A semaphore attempt names every slot, starting at a random one (the same
 /// on every master): the slot of candidate `position`.
@@ -80,13 +68,6 @@ struct acquire_request {
   // Names held together: every key, sorted (`key` is then unused).
   std::span<const std::string> keys{};
 };
-round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquire_request& req, quorum_round::decided_fn done);
-
-/// `script_keys` with the holder description's key ({R}:holder) appended
-/// when the hold has a description: every script takes it as its last,
-/// optional key, so a hold without one builds and sends nothing for it.
-std::vector<std::string> with_holder_key(std::vector<std::string> script_keys, const std::string& key,
-                                         bool described);
 
 /// Whom a release wakes (mutex_release.lua, ARGV[3]).
 enum class release_wake {
@@ -96,24 +77,86 @@ enum class release_wake {
                  ///< once: names no one, answers 3 where a waiter heads the list
 };
 
-/// Releases one hold (`last`: the final level of a reentrant/fair hold, or a
-/// mutex or permit) on every master; `wake`: see release_wake.
-/// `hold_id` (reentrant, fair): the latest request id of the acquisition
-/// being ended; holds taken by later requests of ours are left alone.
-/// `waiters_key` (token kinds): whose wake list the release wakes from (the
-/// lock's own key, or a permit's semaphore). `listed_as` (mutex): the
-/// holder's own wake-list entry, taken down too (lock_state::listed_as).
-/// `relist` (mutex, may be null): listed behind the waiter the release
-/// names, where it names one (client_impl::relisting).
-round_ptr release_round(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
-                        const std::string& token, std::uint64_t hold_id, bool last, release_wake wake, bool described,
-                        const std::string& waiters_key, quorum_round::decided_fn done,
-                        const std::string& listed_as = {}, const client_impl::wake_list_entry* relist = nullptr);
-/// Releases one hold of a read-write lock; `writer_mark` ('' for none): a
-/// writer's waiter id, whose mark comes down with it; `wake`: a holder's
-/// release, which wakes the waiters when it may let one in.
-round_ptr rw_release_round(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& token,
-                           const std::string& writer_mark, bool wake, quorum_round::decided_fn done);
+/// A holder's release of one level of its hold (start_release).
+struct release_terms {
+  /// The final level of a reentrant or fair hold; a mutex's or a permit's
+  /// release is always its last.
+  bool last = true;
+  release_wake wake = release_wake::first_waiter;
+  /// Mutex (may be null): listed behind the waiter the release names, where
+  /// it names one (client_impl::relisting).
+  const client_impl::wake_list_entry* relist = nullptr;
+};
+
+/// Where a fair waiter stands in line: its score and its queue timeout.
+struct fair_place {
+  double score;
+  milliseconds queue_timeout;
+};
+
+/// An attempt given up (or a grant that came after its attempt was
+/// decided): what its clean-up gives back.
+struct abandoned_attempt {
+  const std::string& key;
+  std::span<const std::string> keys;  // names held together
+  const std::string& token;
+  std::uint64_t hold_id;  // reentrant, fair: the attempt's request id
+  bool described;         // the attempt wrote a holder description
+  unsigned permits;       // semaphore
+  /// A fair waiter that goes on waiting (may be null): where the clean-up
+  /// gives back a hold a release handed it, it goes back in line there
+  /// (reentrant_release.lua), so a later caller cannot take its turn.
+  const fair_place* keeps_place = nullptr;
+};
+
+struct status_record;
+
+/// One lock kind's rounds: an entry per kind, defined in that kind's file
+/// under locks/kinds/ and listed in kinds.cpp. A new kind is a new file and
+/// its entry in that list.
+struct kind_rounds {
+  lock_kind kind;
+  bool together;  ///< names held together (a mutex over several names)
+  /// Its acquire (and re-entry) round: the encoding, and how replies read as votes.
+  round_ptr (*acquire)(const std::shared_ptr<client_impl>& client, const acquire_request& req,
+                       quorum_round::decided_fn done);
+  /// Lengthens the hold to `ttl` where it is still ours (extend, renewals).
+  round_ptr (*extend)(const std::shared_ptr<client_impl>& client, const lock_state& s, milliseconds ttl,
+                      quorum_round::decided_fn done);
+  /// A holder's release on every master.
+  round_ptr (*release)(const std::shared_ptr<client_impl>& client, const lock_state& s, const release_terms& how,
+                       quorum_round::decided_fn done);
+  /// Fire-and-forget: gives back what the attempt may hold on `nodes` (not
+  /// empty), waking no one: only a holder's release means the lock became free.
+  void (*clean_up)(const std::shared_ptr<client_impl>& client, const abandoned_attempt& attempt,
+                   const std::vector<std::uint32_t>& nodes);
+  /// Fills in what an adopted hold of this kind needs (null: nothing).
+  void (*adopt)(const client_impl& client, lock_state& s, const adopt_options& how);
+  /// Reads a master's status of a key holding this kind; false if it does
+  /// not (null: the kind is read as another, a set as its mutexes).
+  bool (*decode_status)(const status_record& record, node_status& out);
+};
+
+/// The entry of a kind (`together`: names held together).
+const kind_rounds& rounds_of(lock_kind kind, bool together);
+inline const kind_rounds& rounds_of(const lock_state& s) { return rounds_of(s.kind, s.holds_names_together()); }
+/// Every entry, in the order status tries them on a key.
+std::span<const kind_rounds* const> every_kind_rounds();
+
+inline round_ptr acquire_round(const std::shared_ptr<client_impl>& client, const acquire_request& req,
+                               quorum_round::decided_fn done) {
+  return rounds_of(req.kind, !req.keys.empty()).acquire(client, req, std::move(done));
+}
+
+/// The attempt's clean-up (kind_rounds::clean_up) on `nodes`, if any.
+void clean_up_attempt(const std::shared_ptr<client_impl>& client, lock_kind kind, const abandoned_attempt& attempt,
+                      const std::vector<std::uint32_t>& nodes);
+
+/// `script_keys` with the holder description's key ({R}:holder) appended
+/// when the hold has a description: every script takes it as its last,
+/// optional key, so a hold without one builds and sends nothing for it.
+std::vector<std::string> with_holder_key(std::vector<std::string> script_keys, const std::string& key,
+                                         bool described);
 
 /// Every master that may hold the key must see a release, even one just
 /// restarted with the key whose connection is in back-off, and even when the
@@ -123,16 +166,26 @@ inline round_ptr as_release(round_ptr round) {
   return round;
 }
 
+// ---- sends of one kind, made by callers outside its table entry --------
+
+/// Releases one hold of a reentrant or fair owner (reentrant_release.lua):
+/// `last`: its final level; `hold_id`: the latest request id of the
+/// acquisition being ended (holds taken by later requests of ours are left
+/// alone); `keeps_place`: see abandoned_attempt (may be null).
+round_ptr owner_release_round(const std::shared_ptr<client_impl>& client, const std::string& key,
+                              const std::string& token, std::uint64_t hold_id, bool last, release_wake wake,
+                              bool described, const fair_place* keeps_place, quorum_round::decided_fn done);
+
+/// Releases one hold of a read-write lock; `writer_mark` ('' for none): a
+/// writer's waiter id, whose mark comes down with it; `wake`: a holder's
+/// release, which wakes the waiters when it may let one in.
+round_ptr rw_release_round(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& token,
+                           const std::string& writer_mark, bool wake, quorum_round::decided_fn done);
+
 /// Cleans up an attempt over several keys (all holding `token`) on every
 /// master, waking no one: "yes" where all of them were ours
 /// (lua/release_all.lua).
 round_ptr release_all_round(const std::shared_ptr<client_impl>& client, const std::vector<std::string>& lock_keys,
-                            const std::string& token, bool described, quorum_round::decided_fn done);
-
-/// Releases a hold of several names together: as release_all_round, and
-/// each name it frees wakes that name's first mutex waiter (a waiter on one
-/// name of a set listens on that name alone).
-round_ptr release_set_round(const std::shared_ptr<client_impl>& client, const std::vector<std::string>& lock_keys,
                             const std::string& token, bool described, quorum_round::decided_fn done);
 
 /// Fire-and-forget clean-up of a semaphore attempt on the given masters:
@@ -158,6 +211,8 @@ void undo_reentry(const std::shared_ptr<client_impl>& client, const std::string&
 void leave_queue(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& field,
                  std::uint64_t hold_id, std::optional<milliseconds> extend_to, const std::string& description,
                  quorum_round::decided_fn done);
+
+// ---- shared by every kind's callers -------------------------------------
 
 /// The outcome of a round on a lock we hold (extend, renewal, re-entry,
 /// release): success, errc::not_held only when refusals made a quorum
@@ -187,20 +242,5 @@ void leave_wake_list(const std::shared_ptr<client_impl>& client, const std::stri
 void pass_wake_on(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& waiters_key,
                   const std::string& entry, std::string_view token, const std::vector<std::uint32_t>& nodes,
                   bool must_reach = false);
-
-/// Where a fair waiter stands in line: its score and its queue timeout.
-struct fair_place {
-  double score;
-  milliseconds queue_timeout;
-};
-
-/// Fire-and-forget release of an abandoned attempt on the given masters
-/// (`described`: the attempt wrote a holder description). `keeps_place`
-/// (a fair waiter that goes on waiting, may be null): where the release
-/// gives back a hold a release handed it, it goes back in line there
-/// (reentrant_release.lua), so a later caller cannot take its turn.
-void release_abandoned(const std::shared_ptr<client_impl>& client, lock_kind kind, const std::string& key,
-                       const std::string& token, std::uint64_t hold_id, bool described,
-                       const std::vector<std::uint32_t>& nodes, const fair_place* keeps_place = nullptr);
 
 }  // namespace redlock::detail

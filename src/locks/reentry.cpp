@@ -35,7 +35,7 @@ class reentry_op : public std::enable_shared_from_this<reentry_op> {
     rounds_ = 1;
     if (auto& obs = client_->options.observer) obs->on_acquire_attempt(held_->name, rounds_);
     acquire_request req{options_.kind, held_->key, held_->token, options_.ttl, /*fenced*/ false, /*reenter*/ true};
-    req.hold_id = held_->hold_id;
+    req.hold_id = held_->hold_id();
     req.queue_timeout = options_.queue_timeout;
     auto round = acquire_round(client_, req, [self = shared_from_this()](quorum_round& f) { self->on_decided(f); });
     // A level that lands after a failed re-entry is undone too; a late level

@@ -44,29 +44,23 @@ void start_release(std::shared_ptr<client_impl> client, std::shared_ptr<lock_sta
   // decided"). Such a
   // releaser's permit release names no one instead, and holds the wake-up
   // back until it is seen not to ask again (section 12).
-  bool wakes_by_name = state->kind == lock_kind::mutex && state->keys.empty();
+  bool wakes_by_name = std::holds_alternative<mutex_fields>(state->of_kind);
   auto relist = wakes_by_name ? client->relisting(state->waiters_key()) : std::nullopt;
-  bool permit = state->kind == lock_kind::semaphore;
+  auto* permit = state->fields_if<permit_fields>();
   bool quiet = permit && client->retakes_permits(state->waiters_key());
   // Before the caller hears of it: a mutex release that woke a waiter
   // makes this client's next acquisition of the lock join the line.
   auto on_decided = [client, h = std::move(handler), state, wakes_by_name, relist, permit, quiet,
                      began = std::chrono::steady_clock::now()](quorum_round& f) mutable {
     if (wakes_by_name) client->note_release_wake(state->waiters_key(), f, relist ? &*relist : nullptr);
-    if (permit) client->note_permit_release(state->waiters_key(), state->permit, state->token, f, quiet);
+    if (permit) client->note_permit_release(state->waiters_key(), permit->permit, state->token, f, quiet);
     auto ec = lease_round_error(f);
     if (auto& obs = client->options.observer) report_round_span(*obs, span_kind::release, *state, f, ec, began);
     complete_handler(client, std::move(h), ec);
   };
-  auto round = !state->keys.empty()
-                   ? release_set_round(client, state->keys, state->token, state->described, std::move(on_decided))
-               : is_rw_kind(state->kind)
-                   ? rw_release_round(client, state->key, state->token, state->writer_mark, true,
-                                      std::move(on_decided))
-                   : release_round(client, state->kind, state->key, state->token, state->hold_id, last,
-                                   quiet ? release_wake::report_first : release_wake::first_waiter,
-                                   state->described, state->waiters_key(), std::move(on_decided), state->listed_as,
-                                   relist ? &*relist : nullptr);
+  release_terms how{last, quiet ? release_wake::report_first : release_wake::first_waiter,
+                    relist ? &*relist : nullptr};
+  auto round = rounds_of(*state).release(client, *state, how, std::move(on_decided));
   round->settle_failure();  // "not held" needs every refusal counted
   round->start();
 }

@@ -2,6 +2,7 @@
 // Status: each master's view of a lock, read-only (`redlock status`).
 #include "connection/resp.hpp"
 #include "kinds.hpp"
+#include "kinds/status_record.hpp"
 #include "operations.hpp"
 #include "quorum/replies.hpp"
 #include "scripts/keys.hpp"
@@ -10,7 +11,6 @@
 #include <redlock/error.hpp>
 
 #include <algorithm>
-#include <charconv>
 
 namespace redlock {
 
@@ -31,14 +31,6 @@ namespace detail {
 using boost::system::error_code;
 
 namespace {
-
-template <typename Int>
-std::optional<Int> number(const std::string& s) {
-  Int v{};
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
-  return v;
-}
 
 // status.lua answers { type, token, pttl, fence, {field, count, ...}, {waiter, ...}, about, permits }.
 // The outcome keeps it flat: type, token, pttl, fence, about, the number of
@@ -61,9 +53,26 @@ verdict classify_status(const redisReply& r, node_outcome& out) {
   return verdict::yes;
 }
 
-// The description is shown only while the one it names holds the lock: a
-// leftover of an earlier holder (crashed before its release) names a token
-// or owner that is no longer there.
+// What is under the name, as the first kind that recognises it reads it
+// (every_kind_rounds); a key that none does is someone else's data.
+void decode(const std::vector<std::string>& f, node_status& s) {
+  s.pttl = std::chrono::milliseconds(number<long long>(f[2]).value_or(-2));
+  if (!f[3].empty()) s.fence = number<std::uint64_t>(f[3]);
+  auto count = [&](std::size_t i) { return std::min(number<std::size_t>(f[i]).value_or(0), f.size()); };
+  auto first_owner = f.begin() + status_head;
+  auto first_waiter = std::min(f.end(), first_owner + static_cast<std::ptrdiff_t>(count(5)));
+  auto first_permit = std::min(f.end(), first_waiter + static_cast<std::ptrdiff_t>(count(6)));
+  s.waiters.assign(first_waiter, first_permit);
+  const status_record record{f[0], f[1], f[4], {first_owner, first_waiter}, {first_permit, f.end()}};
+  for (auto* kind : every_kind_rounds())
+    if (kind->decode_status && kind->decode_status(record, s)) return;
+  if (record.type == "none") return;  // free
+  s.content = key_content::foreign;
+  s.foreign_type = record.type;
+}
+
+}  // namespace
+
 void describe_holder(const std::string& about, node_status& s) {
   auto take_if_named = [&](const std::string& who) {
     if (!who.empty() && about.size() > who.size() && about.compare(0, who.size(), who) == 0 && about[who.size()] == ' ')
@@ -72,76 +81,6 @@ void describe_holder(const std::string& about, node_status& s) {
   take_if_named(s.token);
   for (auto& o : s.owners) take_if_named(o.owner);
 }
-
-// A semaphore's record: its number of permits, then per held slot: slot,
-// token, pttl, fence, description (shown only for the token it names).
-void decode_permits(std::vector<std::string>::const_iterator p, std::vector<std::string>::const_iterator end,
-                    node_status& s) {
-  if (p == end) return;
-  s.content = key_content::semaphore;
-  s.permits = number<unsigned>(*p++);
-  for (; end - p >= 5; p += 5) {
-    permit_hold h;
-    h.permit = number<unsigned>(p[0]).value_or(0);
-    h.token = p[1];
-    h.pttl = std::chrono::milliseconds(number<long long>(p[2]).value_or(-2));
-    if (!p[3].empty()) h.fence = number<std::uint64_t>(p[3]);
-    node_status slot;
-    slot.token = h.token;
-    describe_holder(p[4], slot);
-    h.description = std::move(slot.description);
-    s.permit_holds.push_back(std::move(h));
-  }
-}
-
-void decode(const std::vector<std::string>& f, node_status& s) {
-  const std::string& type = f[0];
-  s.pttl = std::chrono::milliseconds(number<long long>(f[2]).value_or(-2));
-  if (!f[3].empty()) s.fence = number<std::uint64_t>(f[3]);
-  const std::string& about = f[4];
-  auto count = [&](std::size_t i) { return std::min(number<std::size_t>(f[i]).value_or(0), f.size()); };
-  auto first_owner = f.begin() + status_head;
-  auto first_waiter = std::min(f.end(), first_owner + static_cast<std::ptrdiff_t>(count(5)));
-  auto first_permit = std::min(f.end(), first_waiter + static_cast<std::ptrdiff_t>(count(6)));
-  s.waiters.assign(first_waiter, first_permit);
-  if (type == "none") return decode_permits(first_permit, f.end(), s);
-  if (type == "string") {
-    s.content = key_content::mutex;
-    s.token = f[1];
-    describe_holder(about, s);
-    return;
-  }
-  if (type == "hash" && first_owner != first_waiter) {
-    // A read-write lock: every field a hold, 'r:' or 'w:' and a deadline
-    // (rw_acquire.lua). (A lapsed hold the next script will drop may show.)
-    bool rw = true;
-    for (auto o = first_owner; o + 1 < first_waiter; o += 2) rw &= o->starts_with("r:") || o->starts_with("w:");
-    if (rw) {
-      s.content = key_content::rwlock;
-      for (auto o = first_owner; o + 1 < first_waiter; o += 2) s.owners.push_back({*o, 1});
-      return;
-    }
-  }
-  if (type == "hash") {
-    s.content = key_content::owners;
-    for (auto o = first_owner; o + 1 < first_waiter; o += 2) {
-      auto entered = number<std::uint64_t>(o[1]);
-      if (!entered) {  // not a count: this hash is someone else's data, not a lock
-        s.owners.clear();
-        break;
-      }
-      s.owners.push_back({*o, *entered});
-    }
-    if (!s.owners.empty()) {
-      describe_holder(about, s);
-      return;
-    }
-  }
-  s.content = key_content::foreign;
-  s.foreign_type = type;
-}
-
-}  // namespace
 
 void start_status(std::shared_ptr<client_impl> client, std::string name, status_handler handler) {
   auto key = client->key_for(name);
