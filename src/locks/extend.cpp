@@ -18,10 +18,11 @@ using boost::system::error_code;
 
 namespace {
 
-// A mutex lease that won a quorum sets its key again, with SET NX, on the
-// masters that answered this round that it was not ours (restarted empty,
-// evicted), for what is left of the round's ttl: the lease is backed by
-// those masters again, as after its acquisition. Why each limit:
+// A lease that won a quorum sets its key again (a mutex: SET NX,
+// kind_rounds::repair) on the masters that answered this round that it was
+// not ours (restarted empty, evicted), for what is left of the round's ttl:
+// the lease is backed by those masters again, as after its acquisition.
+// Why each limit:
 // - only after a quorum vouched in this round, and not once released (a
 //   release queued before the repair would be undone by it);
 // - only on the masters that refused: a release by our token from elsewhere
@@ -36,9 +37,8 @@ namespace {
 // A refusal that comes after the decision is repaired when it comes: a
 // master restarted empty lost its scripts too, and its answer (after the
 // NOSCRIPT fallback) is usually the last. Masters that did not answer are
-// left to a later renewal. The holder's description is not written again
-// (status reads it from the others).
-bool repairs_keys(const lock_state& state) { return state.kind == lock_kind::mutex && state.keys.empty(); }
+// left to a later renewal.
+bool repairs_keys(const lock_state& state) { return rounds_of(state).repair != nullptr; }
 
 void repair_keys(const std::shared_ptr<client_impl>& client, const std::shared_ptr<lock_state>& state,
                  steady_time round_started, milliseconds ttl, const std::vector<std::uint32_t>& gone) {
@@ -52,9 +52,7 @@ void repair_keys(const std::shared_ptr<client_impl>& client, const std::shared_p
     if (repaired > 0)
       if (auto& obs = client->options.observer) obs->on_lease_repaired(state->name, repaired);
   };
-  auto px = std::to_string(left.count());
-  round_ptr round(
-      new quorum_round(client->masters, {"SET", state->key, state->token, "NX", "PX", px}, classify_grant, std::move(on_done)));
+  auto round = rounds_of(*state).repair(client, *state, left, std::move(on_done));
   round->wait_for_all();  // decided once every master asked answered: the repairs are counted
   round->start_on(gone);
 }

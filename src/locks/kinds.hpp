@@ -135,6 +135,11 @@ struct kind_rounds {
   /// Reads a master's status of a key holding this kind; false if it does
   /// not (null: the kind is read as another, a set as its mutexes).
   bool (*decode_status)(const status_record& record, node_status& out);
+  /// Sets the hold's key again, for `left`, on the masters a renewal found
+  /// it gone on (null: the kind's holds cannot be rebuilt by the holder
+  /// alone; docs/algorithm.md, "Repair"). Sent with start_on().
+  round_ptr (*repair)(const std::shared_ptr<client_impl>& client, const lock_state& s, milliseconds left,
+                      quorum_round::decided_fn done);
 };
 
 /// The entry of a kind (`together`: names held together).

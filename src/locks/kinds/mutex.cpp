@@ -118,6 +118,14 @@ void clean_up(const std::shared_ptr<client_impl>& client, const abandoned_attemp
       ->start_on(nodes);
 }
 
+// The key alone, with NX: where anyone else's key sits, nothing changes.
+// Not the holder's description (status reads it from the other masters).
+round_ptr repair(const std::shared_ptr<client_impl>& client, const lock_state& s, milliseconds left,
+                 quorum_round::decided_fn done) {
+  return round_ptr(new quorum_round(client->masters, {"SET", s.key, s.token, "NX", "PX", std::to_string(left.count())},
+                                    classify_grant, std::move(done)));
+}
+
 bool decode_status(const status_record& record, node_status& s) {
   if (record.type != "string") return false;
   s.content = key_content::mutex;
@@ -129,6 +137,6 @@ bool decode_status(const status_record& record, node_status& s) {
 }  // namespace
 
 const kind_rounds mutex_rounds{lock_kind::mutex, false, acquire, one_key_extend, release_token_hold, clean_up, nullptr,
-                               decode_status};
+                               decode_status, repair};
 
 }  // namespace redlock::detail

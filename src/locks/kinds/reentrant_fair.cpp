@@ -131,8 +131,8 @@ bool decode_status(const status_record& record, node_status& s) {
 }  // namespace
 
 const kind_rounds reentrant_rounds{lock_kind::reentrant, false, acquire_reentrant, one_key_extend, release, clean_up,
-                                   adopt, decode_status};
+                                   adopt, decode_status, nullptr};
 const kind_rounds fair_rounds{lock_kind::fair, false, acquire_fair, one_key_extend, release, clean_up, adopt,
-                              decode_status};
+                              decode_status, nullptr};
 
 }  // namespace redlock::detail
