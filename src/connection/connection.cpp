@@ -159,7 +159,9 @@ void connection::start_read() {
     // wants a client certificate refuses it only after the handshake):
     // "tlsv13 alert certificate required" goes to the log line.
     if (ec) return self->fail_all(errc::connection_lost, false, tls_alert_of(ec));
-    self->on_bytes(n);
+    self->reader_.feed(self->rx_buf_.data(), n);
+    if (self->tls_ && !self->read_received_records()) return;
+    self->on_replies();
     if (gen == self->generation_) self->start_read();
   };
   start_on_strand(strand_, read_memory_, std::move(on_read), [this](auto handler) {
@@ -170,9 +172,29 @@ void connection::start_read() {
   });
 }
 
-void connection::on_bytes(std::size_t n) {
+bool connection::read_received_records() {
+  // One read of a TLS stream returns one record. The replies to several
+  // batches of pipelined requests arrive as several records, and answering
+  // each record's replies before reading the next sent the requests they
+  // unblock as as many small records: the batches never merged again (64
+  // in flight: about 3 requests per record, against over 100 per write over
+  // TCP; bench/README.md). So every record already received is read first,
+  // as one read of a plain socket takes every reply there is; the socket
+  // is non-blocking, so this never waits for the master. (In TLS 1.3 a
+  // read writes only a fatal alert, and the connection closes then.)
+  auto* ssl = tls_->native_handle();
+  while (SSL_pending(ssl) > 0 || BIO_ctrl_pending(SSL_get_rbio(ssl)) > 0) {
+    error_code ec;
+    auto n = tls_->read_some(asio::buffer(rx_buf_), ec);
+    if (ec == asio::error::would_block) break;  // the rest of a record is still on its way
+    if (ec) return fail_all(errc::connection_lost, false, tls_alert_of(ec)), false;
+    reader_.feed(rx_buf_.data(), n);
+  }
+  return true;
+}
+
+void connection::on_replies() {
   last_rx_ = steady::now();
-  reader_.feed(rx_buf_.data(), n);
   auto gen = generation_;
   for (;;) {
     error_code ec;

@@ -144,7 +144,11 @@ class connection : public std::enable_shared_from_this<connection> {
   void start_handshake();
   void start_write();
   void start_read();
-  void on_bytes(std::size_t n);
+  /// TLS: feeds the reader every record already received, without waiting;
+  /// false when that failed (the connection is closed).
+  bool read_received_records();
+  /// Answers every complete reply the reader holds.
+  void on_replies();
   void on_internal_reply(internal kind, const redisReply* reply);
   /// Appends an encoded command to what is written next: held back until
   /// AUTH and SELECT succeeded on a new connection (start_handshake).

@@ -54,8 +54,8 @@ void connection::on_connected() {
   error_code ignored;
   socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
   socket_.set_option(asio::socket_base::keep_alive(true), ignored);
+  socket_.non_blocking(true, ignored);  // see start_write, and read_received_records with TLS
   if (!address_.tls) {
-    socket_.non_blocking(true, ignored);  // see start_write
     connect_timer_.cancel();
     start_handshake();
     return;
