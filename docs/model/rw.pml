@@ -90,7 +90,7 @@ inline rw_acquire(m, token, write, waiter) {
   g_j = 0; g_k = 0;                                       /* 27 readers, writers = 0, 0 */
   for (g_i : 0 .. NT - 1) {                               /* 28 HGETALL; 29-42 */
     if
-    :: F(m, g_i) != 0 && FDL(m, g_i) == 0 -> F(m, g_i) = 0  /* 36-37 deadline <= now: HDEL */
+    :: F(m, g_i) != 0 && FDL(m, g_i) == 0 -> F(m, g_i) = 0  /* 35-36 deadline <= now: HDEL */
     :: LIVE_FIELD(m, g_i) && IS_READ_TOKEN(F(m, g_i)) -> g_j++  /* 38 */
     :: LIVE_FIELD(m, g_i) && !IS_READ_TOKEN(F(m, g_i)) -> g_k++ /* 40 */
     :: else -> skip
