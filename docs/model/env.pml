@@ -19,7 +19,18 @@
  *              faults: for the wake-up checks
  *   NO_FAULTS  no master crash or restart, no dropped connection
  *   NO_TIME    time does not pass (no key expires, every round is in time)
+ *   TIMELY     every round is decided within its validity, and a wait (a
+ *              retry delay) lets one tick pass (time passes, keys expire):
+ *              the liveness runs' network and clocks, which RedLock needs
+ *              to make progress at all (docs/safety.md, "Liveness is not
+ *              guaranteed")
+ *   TAGS       round numbers a task cycles through (7): a reply is counted
+ *              only by the round it was sent for, so TAGS must exceed the
+ *              rounds of one task that a connection can hold (QCAP)
  */
+#ifndef TAGS
+#define TAGS 7
+#endif
 #define N 3
 #define Q 2                 /* quorum_of(N) = N / 2 + 1 (src/quorum/validity.hpp) */
 
@@ -86,9 +97,17 @@ byte faults;     /* faults injected so far */
 #define MAY_PASS(cl, left, gone) \
   if \
   :: (left) == 0 -> gone \
-  :: (left) > 0 -> g_d2 = left; advance(cl, g_d2); gone \
+  :: (left) > 0 && CAN_JUMP(cl) -> g_d2 = left; advance(cl, g_d2); gone \
   :: (left) > 0 -> skip \
   fi
+#endif
+/* TIMELY: a client's clock does not jump while one of its rounds is in
+   flight (IN_FLIGHT(cl), defined by the model), or every round could be
+   made late; it still ticks at the client's waits. */
+#ifdef TIMELY
+#define CAN_JUMP(cl) (!IN_FLIGHT(cl))
+#else
+#define CAN_JUMP(cl) 1
 #endif
 #define DOWN(x, d) if :: (x) > (d) -> x = (x) - (d) :: else -> x = 0 fi
 
@@ -150,7 +169,7 @@ inline advance(cl, d) {
    fails at once: not_connected, never sent), with validity until the
    client's clock passes now + ttl. `tg` is the task's local round counter. */
 inline round_start(t, RULE, L, OP, A, B, D) {
-  tg = (tg % 7) + 1;
+  tg = (tg % TAGS) + 1;
   ctag[t] = tg; rule[t] = RULE; rdl[t] = L;
   yes[t] = 0; no[t] = 0; fl[t] = 0;
   for (g_i : 0 .. N - 1) {
@@ -224,7 +243,7 @@ inline await_round(t) {
 #endif
   atomic {
     ctag[t] = 0;
-#ifndef NO_TIME
+#if !defined(NO_TIME) && !defined(TIMELY)
     if
     :: skip
     :: rdl[t] > 0 -> g_d2 = rdl[t]; advance(CLIENT_OF(t), g_d2); g_d2 = 0
@@ -238,6 +257,8 @@ inline await_round(t) {
 /* A retry delay, or any wait of the task: its client's clock may move one step. */
 #ifdef NO_TIME
 #define WAIT_A_STEP(t) skip
+#elif defined(TIMELY)
+#define WAIT_A_STEP(t) advance(CLIENT_OF(t), 1)
 #else
 #define WAIT_A_STEP(t) \
   if \

@@ -39,6 +39,20 @@ end:
   od
 }
 
+/* PER_CONNECTION (the liveness runs): master m's service of client cl's
+   connection as a process of its own. The same atomic steps on the same
+   state; what changes is what weak fairness (pan -f) promises: every
+   connection with a request waiting is served, as Redis serves each of its
+   clients in turn, where one Master process could serve one busy
+   connection for ever. */
+proctype Conn(byte m; byte cl) {
+end:
+  do
+  SERVE(m, rq[cl * N + m], 1)
+  SERVE(m, stale[cl * N + m], 0)
+  od
+}
+
 #define FLUSH(ch) \
   do \
   :: ch?_, _, _, _, _, _ \
@@ -95,8 +109,14 @@ end:
 }
 
 /* The processes every model starts (its tasks are its own). */
-#ifdef NO_FAULTS
-#define RUN_ENV run Master(0); run Master(1); run Master(2)
+#ifdef PER_CONNECTION
+#define RUN_MASTERS \
+  for (g_i : 0 .. N * NCL - 1) { run Conn(g_i / NCL, g_i % NCL) }; g_i = 0
 #else
-#define RUN_ENV run Master(0); run Master(1); run Master(2); run Faults()
+#define RUN_MASTERS run Master(0); run Master(1); run Master(2)
+#endif
+#ifdef NO_FAULTS
+#define RUN_ENV RUN_MASTERS
+#else
+#define RUN_ENV RUN_MASTERS; run Faults()
 #endif

@@ -14,7 +14,34 @@
  * rules), NO_TIMER (a waiter retries only when a release wakes it: the
  * wake-up check), NO_WAKE_LISTS (acquisitions that cannot wait: plain SET
  * NX PX, no wake list), and env.pml's LIVE, NO_FAULTS, NO_TIME.
+ *
+ * LIVENESS: the runs checked with LTL under weak fairness (pan -a -f;
+ * README.md, "Liveness"). Task 0 acquires and releases for ever, retrying
+ * without bound; the other makes one acquisition (ATTS attempts) and may
+ * crash at any step: its requests in flight still run, its keys and
+ * wake-list entries stay until its clock, which goes on, passes their
+ * deadlines. Task 0 reuses its two tokens in turn and its one waiter id (safe
+ * for the tokens: every request of a connection runs in order, so nothing
+ * sent with one runs after its next use; the waiter id: README.md,
+ * "Liveness"), and wake-list scores are ranks (WSCORE), so the state space
+ * stays finite. Every reply arrives, in time (LIVE, TIMELY), each
+ * connection is served (PER_CONNECTION). No extend.
+ * WAKE_ONLY (seeded liveness bug): a waiter that a quorum refused and
+ * listed retries only when a release names it, not on its timer.
  */
+#ifdef LIVENESS
+#define LIVE
+#define TIMELY
+#define PER_CONNECTION
+#define TAGS 3           /* > QCAP */
+#define IN_FLIGHT(cl) (rdl[cl] > 0)   /* from its start to its decision (one task per client) */
+#define FOREVER(t) ((t) == 0)
+/* A waiter's score is when its acquisition began: here its rank among the
+   waiter ids, the latest to begin last (rank_last). */
+#define WSCORE(m, l, w) rank[w]
+#else
+#define FOREVER(t) 0
+#endif
 #ifndef NT
 #define NT 2
 #endif
@@ -43,6 +70,39 @@
 
 byte asks;               /* acquisitions begun: a waiter's score (waiter_score) */
 byte listed[NT];         /* acquire_op::listed_until_, on the task's clock */
+/* The next acquisition or attempt; a task that cycles for ever reuses
+   them in turn. */
+#define NEXT_ACQ(t, k) k = (FOREVER(t) -> (k + 1) % ACQS : k + 1)
+#define NEXT_ATT(t, att) att = (FOREVER(t) -> (att % ATTS) + 1 : att + 1)
+#ifdef LIVENESS
+byte rank[NW + 1];       /* waiter w's rank: 1 began first */
+bool dead[NT];           /* task t crashed */
+/* Waiter w begins an acquisition: it goes last (the ranks of those behind
+   it move up one). */
+inline rank_last(w) {
+  for (g_j : 1 .. NW) {
+    if
+    :: rank[g_j] > rank[w] -> rank[g_j]--
+    :: else -> skip
+    fi
+  }
+  g_j = 0; rank[w] = NW
+}
+/* Every connection of task t has room for one more request: a task that
+   cycles without bound would otherwise fill one and block inside an atomic
+   step (README.md, "A trap for the next model"). Each atomic step of a
+   task sends at most one request per connection. */
+#define ROOM(t) (len(rq[CLIENT_OF(t) * N]) < QCAP && len(rq[CLIENT_OF(t) * N + 1]) < QCAP && \
+                 len(rq[CLIENT_OF(t) * N + 2]) < QCAP)
+/* Task t crashes (a choice in its selection): it holds nothing from now on,
+   hears nothing, and its clock goes on (crashed:). */
+#define TASK_CRASH(t) \
+  :: atomic { !FOREVER(t) -> dead[t] = 1; held[t] = 0; wend[t] = 0; wcur[t] = 0 }; \
+     goto crashed
+#else
+#define ROOM(t) true
+#define TASK_CRASH(t)
+#endif
 #include "release_news.pml"
 
 #include "strings.pml"
@@ -69,7 +129,7 @@ inline advance_model(cl, d) {
 
 proctype Task(byte t) {
   byte k, att, tok, waiter, score, tg, ext;
-  bool plain, won;
+  bool plain, won, onlist;
 
 next:
   if
@@ -83,6 +143,9 @@ next:
 #ifndef NO_WAKE_LISTS
     waiter = WAITER(t, k);
 #endif
+#ifdef LIVENESS
+    asks = 0; score = 1; rank_last(waiter);
+#endif
     wcur[t] = waiter; wk[t] = 0; ntk[t * 2] = 0; ntk[t * 2 + 1] = 0; nnx[t] = 0
   };
 attempt:
@@ -90,22 +153,34 @@ attempt:
      quorum retries with the plain SET NX PX (unfenced, no description);
      an acquisition that cannot wait sends the plain SET NX PX too. */
   atomic {
-    att++; tok = TOKEN(t, k, att);
+    ROOM(t) ->
+    NEXT_ATT(t, att); tok = TOKEN(t, k, att);
     plain = waiter == 0 || (wk[t] && listed[t] > 0);
     wk[t] = 0;
+#ifdef LIVENESS
+    news_reset(t);
+#endif
     if
     :: plain -> round_start(t, R_EARLY, TTL, OP_SETNX, tok, 0, 0)
     :: else -> round_start(t, R_EARLY, TTL, OP_MACQ, tok, waiter, score)
     fi
   };
+#ifdef LIVENESS
+  if
+  TASK_CRASH(t)             /* its requests sent, still to run */
+  :: skip
+  fi;
+#endif
   await_round(t);
   /* acquire_op::on_decided */
   atomic {
+    ROOM(t) ->
     if
     :: !plain && no[t] >= Q ->
        /* listed where refused, until the round's start + lapse / 2 */
-       listed[t] = ((rdl[t] + LAPSE / 2 > TTL) -> (rdl[t] + LAPSE / 2 - TTL) : 0)
-    :: else -> skip
+       listed[t] = ((rdl[t] + LAPSE / 2 > TTL) -> (rdl[t] + LAPSE / 2 - TTL) : 0);
+       onlist = 1
+    :: else -> onlist = 0
     fi;
     won = (yes[t] >= Q && IN_TIME(t));   /* quorum_decision::acquired, min_validity 0 */
     if
@@ -127,7 +202,7 @@ attempt:
   };
   if
   :: won -> goto hold
-  :: att >= ATTS ->
+  :: !FOREVER(t) && att >= ATTS ->
      /* acquire_op::retry_or_fail: out of attempts, complete(error): a
         waiter that gives up leaves every wake list */
      atomic {
@@ -145,14 +220,20 @@ attempt:
      (acquire_op::watch_releases, named_by_release, wake) */
   if
 #ifndef NO_TIMER
+#ifdef WAKE_ONLY
+  :: !onlist -> atomic { WAIT_A_STEP(t) }; goto attempt
+#else
   :: atomic { WAIT_A_STEP(t) }; goto attempt
 #endif
+#endif
   :: wk[t] -> goto attempt
+  TASK_CRASH(t)             /* waiting, perhaps listed */
   fi;
 
 hold:
   do
-#ifndef NO_TIME
+  TASK_CRASH(t)             /* holding */
+#if !defined(NO_TIME) && !defined(LIVENESS)
   /* run_extend: extend.lua on every master; the window moves later only
      (lock_state::extend_window), and only while it lasts */
   :: ext < 1 ->
@@ -177,23 +258,40 @@ hold:
      mutex_release.lua '1' on every master (taking down the holder's own
      wake-list entries if it won by a plain retry) */
   :: atomic {
+       ROOM(t) ->
        held[t] = 0; wend[t] = 0;
        if
        :: plain && waiter != 0 -> cleanup_on(t, ALL_MASK, OP_MREL, tok, REL_WAKE, waiter)
        :: else -> cleanup_on(t, ALL_MASK, OP_MREL, tok, REL_WAKE, 0)
        fi;
-       k++
+       NEXT_ACQ(t, k)
      };
      goto next
   od;
 done:
   skip
 end:
+  skip;
+#ifdef LIVENESS
+  goto fin;
+crashed:
+  /* Its clock goes on: its keys expire, its wake-list entries lapse. One
+     transition (d_step): pan -f takes a process that cannot move inside
+     another's atomic sequence for a disabled one, so an endless atomic
+     loop here would make every waiter's starvation look fair. */
+  do
+  :: d_step { advance(CLIENT_OF(t), 1) }
+  od;
+fin:
   skip
+#endif
 }
 
 init {
   atomic {
+#ifdef LIVENESS
+    for (g_j : 1 .. NW) { rank[g_j] = g_j }; g_j = 0;
+#endif
     RUN_ENV;
     run Task(0); run Task(1)
 #if NT > 2
@@ -210,7 +308,15 @@ init {
 #else
 #define MORE_IN_CS )
 #endif
+#ifndef LIVENESS
 active proctype exclusion() {
 end:
   atomic { TWO_IN_CS MORE_IN_CS -> assert(false) }
 }
+#else
+/* Liveness (README.md, "Liveness"). survivor: task 0 acquires again and
+   again, whatever the other did before it crashed or finished (its keys
+   expire, its wake-list entries lapse, its requests in flight run): a
+   waiter on a lock that is, or becomes, free and uncontended gets it. */
+ltl survivor { [] <> held[0] }
+#endif

@@ -18,7 +18,16 @@ bool wk[NT];
 inline heard_named(m, w, token) {
   g_j = WAITER_TASK(w);
   if
+#ifdef LIVENESS
+  /* Tokens are reused here (mutex.pml, LIVENESS): news heard while a
+     wake-up is due is dropped, and each attempt starts counting afresh
+     (news_reset), so counts stay below a quorum's and a later release of
+     the same token wakes again. Copies of two releases can then add up to
+     a wake-up: an early retry, harmless. */
+  :: wcur[g_j] == w && !wk[g_j] ->
+#else
   :: wcur[g_j] == w ->
+#endif
      if
      :: ntk[g_j * 2] == token -> ncn[g_j * 2]++; g_x = ncn[g_j * 2]
      :: ntk[g_j * 2 + 1] == token -> ncn[g_j * 2 + 1]++; g_x = ncn[g_j * 2 + 1]
@@ -31,4 +40,9 @@ inline heard_named(m, w, token) {
   :: else -> skip
   fi;
   g_x = 0; g_j = 0
+}
+
+/* Task t forgets the news heard (LIVENESS: at each attempt). */
+inline news_reset(t) {
+  ntk[t * 2] = 0; ntk[t * 2 + 1] = 0; ncn[t * 2] = 0; ncn[t * 2 + 1] = 0; nnx[t] = 0
 }

@@ -6,9 +6,12 @@
  * 'w:<token>', src/locks/adopt.cpp token_shape), the writer's mark keeps
  * readers out while it waits. Environment: env.pml, env_procs.pml.
  *
- * Without time (NO_TIME): no field lapses, no mark expires; the round's
- * validity is not what this model checks (mutex.pml does), the fields and
- * the mark are.
+ * Without time (NO_TIME, unless TIMED): no field lapses, no mark expires;
+ * the round's validity is not what this model checks (mutex.pml does), the
+ * fields and the mark are. With TIMED: each field's deadline (grant + ttl,
+ * on its holder's clock: env.pml, "Time"), the mark's life (MLIFE, on the
+ * writer's clock), the round's validity as the client's window, and a
+ * retry delay before the writer's second attempt.
  *
  * Switch OLD_RW_RELEASE (seeded bug): the release of a hold by token ran
  * reentrant_release.lua on the rw hash, which DELs the whole key when the
@@ -19,7 +22,9 @@
  * @script lua/rw_acquire.lua 15458ab72b9a2285b7ca1956b9f7e137d018b019
  * @script lua/rw_release.lua e436c9ad103e793eec778b8fd12d71862f862af9
  */
+#ifndef TIMED
 #define NO_TIME
+#endif
 #ifndef NR
 #define NR 2             /* readers: tasks 0 .. NR - 1; the writer is task NR */
 #endif
@@ -32,6 +37,7 @@
 #endif
 #define ATTS_OF(t) ((t) == WRITER -> ATTS : 1)
 #define TTL 2
+#define MLIFE 2          /* the mark's life (ARGV[6]: wake_list_lapse) */
 /* Room for every request a task may have in flight on one connection (two
    attempts, their clean-ups, the writer's mark taken down): a send that
    blocks inside an atomic step would let another process reuse env.pml's
@@ -48,8 +54,30 @@
 /* What a master holds: the hash {R}'s field of each task (the token it
    names; 0: none) and the writer's mark {R}:writer (0: none). */
 byte fld[N * NT];
+byte fdl[N * NT];        /* its deadline: time left, on task t's clock */
 byte mark[N];
+byte mdl[N];             /* the mark's life left, on the writer's clock */
 #define F(m, t) fld[(m) * NT + (t)]
+#define FDL(m, t) fdl[(m) * NT + (t)]
+#define LIVE_FIELD(m, t) (F(m, t) != 0 && FDL(m, t) > 0)
+
+/* What a script on master m reads first: TIME, then each field's deadline
+   and the mark (GET): each may have passed, or time may pass until it has
+   (a lapsed field keeps fdl 0 until a script deletes it; the mark, a key
+   of its own, is gone when it expires). */
+inline observe(m) {
+  for (g_i : 0 .. NT - 1) {
+    if
+    :: F(m, g_i) != 0 -> MAY_PASS(CLIENT_OF(g_i), FDL(m, g_i), skip)
+    :: else -> skip
+    fi
+  }
+  g_i = 0;
+  if
+  :: mark[m] != 0 -> MAY_PASS(CLIENT_OF(WRITER), mdl[m], mark[m] = 0)
+  :: else -> skip
+  fi
+}
 
 /* Operations */
 #define OP_RWACQ 1        /* rw_acquire.lua: a = token, b = 1 write / 0 read, d = waiter id */
@@ -58,11 +86,13 @@ byte mark[N];
 /* rw_acquire.lua on master m. */
 inline rw_acquire(m, token, write, waiter) {
   /* 21-24 TYPE: only a read-write hash is stored here; 25-26 TIME */
+  observe(m);
   g_j = 0; g_k = 0;                                       /* 27 readers, writers = 0, 0 */
   for (g_i : 0 .. NT - 1) {                               /* 28 HGETALL; 29-42 */
     if
-    :: F(m, g_i) != 0 && IS_READ_TOKEN(F(m, g_i)) -> g_j++  /* 38 (no deadline passes: NO_TIME) */
-    :: F(m, g_i) != 0 && !IS_READ_TOKEN(F(m, g_i)) -> g_k++ /* 40 */
+    :: F(m, g_i) != 0 && FDL(m, g_i) == 0 -> F(m, g_i) = 0  /* 35-36 deadline <= now: HDEL */
+    :: LIVE_FIELD(m, g_i) && IS_READ_TOKEN(F(m, g_i)) -> g_j++  /* 38 */
+    :: LIVE_FIELD(m, g_i) && !IS_READ_TOKEN(F(m, g_i)) -> g_k++ /* 40 */
     :: else -> skip
     fi
   }
@@ -78,13 +108,14 @@ inline rw_acquire(m, token, write, waiter) {
      if
      :: g_k > 0 || g_j > 0 || (mark[m] != 0 && mark[m] != waiter) ->  /* 52 */
         if
-        :: waiter != 0 && (mark[m] == 0 || mark[m] == waiter) -> mark[m] = waiter  /* 53-55 SET KEYS[3] waiter PX */
+        :: waiter != 0 && (mark[m] == 0 || mark[m] == waiter) ->
+           mark[m] = waiter; mdl[m] = MLIFE               /* 53-55 SET KEYS[3] waiter PX ARGV[6] */
         :: else -> skip
         fi;
         g_r = R_NO; g_n = 0                               /* 56 */
      :: else ->
         if
-        :: mark[m] != 0 -> mark[m] = 0                    /* 58-60 DEL KEYS[3] */
+        :: mark[m] != 0 -> mark[m] = 0; mdl[m] = 0        /* 58-60 DEL KEYS[3] */
         :: else -> skip
         fi
      fi
@@ -92,18 +123,21 @@ inline rw_acquire(m, token, write, waiter) {
   if
   :: g_n ->
      F(m, TOKEN_TASK(token)) = token;                     /* 62 HSET KEYS[1] ARGV[1] now + ttl */
-     /* 63-65 PEXPIRE: the key's life, not modelled (NO_TIME) */
+     FDL(m, TOKEN_TASK(token)) = TTL;
+     /* 63-65 PEXPIRE: the key lives as long as its latest field: the
+        fields' deadlines are what is modelled */
      g_r = R_YES                                          /* 66-68 */
   :: else -> skip
   fi;
   g_j = 0; g_k = 0; g_n = 0
 }
 
-/* rw_release.lua on master m (OLD_RW_RELEASE: reentrant_release.lua's
-   effect on the rw hash, the seeded bug). Answers 1 as R_YES, 0 as R_NO. */
+/* rw_release.lua on master m, after observe(m) (OLD_RW_RELEASE:
+   reentrant_release.lua's effect on the rw hash, the seeded bug). Answers 1
+   as R_YES, 0 as R_NO. */
 inline rw_release(m, token, waiter) {
   if
-  :: waiter != 0 && mark[m] == waiter -> mark[m] = 0      /* 22-24 GET KEYS[2] == ARGV[2]: DEL */
+  :: waiter != 0 && mark[m] == waiter -> mark[m] = 0; mdl[m] = 0  /* 22-24 GET KEYS[2] == ARGV[2]: DEL */
   :: else -> skip
   fi;
   /* 25-26 TIME; 27-33 HGETALL, every field a read-write hold */
@@ -117,24 +151,30 @@ inline rw_release(m, token, waiter) {
   fi
 #else
   g_r = R_NO;                                             /* 34 ours = false */
-  if
-  :: F(m, TOKEN_TASK(token)) == token ->                  /* 37 fields[i] == ARGV[1] */
-     F(m, TOKEN_TASK(token)) = 0;                         /* 38 HDEL KEYS[1] fields[i] */
-     g_r = R_YES                                          /* 39 ours (deadline > now) */
-  :: else -> skip
-  fi
+  for (g_i : 0 .. NT - 1) {                               /* 35 */
+    if
+    :: F(m, g_i) != 0 && (F(m, g_i) == token || FDL(m, g_i) == 0) ->  /* 37 ARGV[1], or deadline <= now */
+       if
+       :: F(m, g_i) == token && FDL(m, g_i) > 0 -> g_r = R_YES  /* 39 ours = deadline > now */
+       :: else -> skip
+       fi;
+       F(m, g_i) = 0; FDL(m, g_i) = 0                     /* 38 HDEL KEYS[1] fields[i] */
+    :: else -> skip
+    fi
+  }
+  g_i = 0
   /* 46-48 DEL KEYS[1] when no live field is left: the same state here;
-     49-51 PEXPIRE to the latest live deadline: the key's life, not
-     modelled (NO_TIME); 53-56 PUBLISH: wake-ups are not modelled here */
+     49-51 PEXPIRE to the latest live deadline: the fields' deadlines are
+     what is modelled; 53-56 PUBLISH: wake-ups are not modelled here */
 #endif
 }
 
-/* The holds on master m other than the one token `token` names. */
+/* The live holds on master m other than the one token `token` names. */
 inline count_others(m, token, into) {
   into = 0;
   for (g_i : 0 .. NT - 1) {
     if
-    :: F(m, g_i) != 0 && F(m, g_i) != token -> into++
+    :: LIVE_FIELD(m, g_i) && F(m, g_i) != token -> into++
     :: else -> skip
     fi
   }
@@ -145,8 +185,9 @@ inline run_script(m) {
   if
   :: g_op == OP_RWACQ -> rw_acquire(m, g_a, g_b, g_d)
   :: g_op == OP_RWREL ->
-     /* No hold is released by a token that does not name it (no field
-        lapses here: NO_TIME). */
+     /* No live hold is released by a token that does not name it (lapsed
+        ones go: they are no one's). */
+     observe(m);
      count_others(m, g_a, g_x);
      rw_release(m, g_a, g_b);
      count_others(m, g_a, g_y);
@@ -154,21 +195,35 @@ inline run_script(m) {
      g_x = 0; g_y = 0
   fi
 }
-/* A restart empty: only when nothing is held there (no time passes). */
+/* A restart empty: only once every field and the mark may have expired
+   (time passes until they have). */
 inline forget(m) {
+  observe(m);
   for (g_i : 0 .. NT - 1) {
     if
-    :: F(m, g_i) != 0 -> g_n = 0
+    :: LIVE_FIELD(m, g_i) -> g_n = 0
     :: else -> skip
     fi
   }
   g_i = 0;
   if
-  :: g_n -> mark[m] = 0
-  :: else -> skip
+  :: g_n && mark[m] == 0 ->
+     for (g_i : 0 .. NT - 1) { F(m, g_i) = 0; FDL(m, g_i) = 0 }; g_i = 0
+  :: else -> g_n = 0
   fi
 }
-inline advance_model(cl, d) { skip }
+/* Client cl's clock moves d steps on: its task's fields, and the mark when
+   cl is the writer's. */
+inline advance_model(cl, d) {
+  for (g_y : 0 .. N - 1) {
+    DOWN(FDL(g_y, cl), d);
+    if
+    :: cl == CLIENT_OF(WRITER) && mark[g_y] != 0 -> DOWN(mdl[g_y], d)
+    :: else -> skip
+    fi
+  }
+  g_y = 0
+}
 
 #include "env_procs.pml"
 
@@ -187,9 +242,9 @@ attempt:
   };
   await_round(t);
   atomic {
-    won = (yes[t] >= Q);
+    won = (yes[t] >= Q && IN_TIME(t));
     if
-    :: won -> held[t] = 1; wend[t] = 1
+    :: won -> held[t] = 1; wend[t] = rdl[t]
     :: else -> cleanup_on(t, MAY_HOLD(t), OP_RWREL, tok, 0, 0)
     fi;
     rdl[t] = 0
@@ -200,7 +255,7 @@ attempt:
        held[t] = 0; wend[t] = 0;
        cleanup_on(t, ALL_MASK, OP_RWREL, tok, 0, 1)
      }
-  :: !won && att < ATTS_OF(t) -> goto attempt
+  :: !won && att < ATTS_OF(t) -> atomic { WAIT_A_STEP(t) }; goto attempt
   :: !won && att >= ATTS_OF(t) ->
      if
      :: write -> atomic { cleanup_on(t, ALL_MASK, OP_RWREL, 0, WAITER_ID, 0) }

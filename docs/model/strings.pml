@@ -68,6 +68,12 @@ inline observe_key(m, k) {
 /* A wake-list entry has lapsed: its deadline passed on its waiter's clock. */
 #define LAPSED(m, l, w) (wdl[W(m, l, w)] == 0)
 
+/* The score the wake lists order waiter w by (a model whose scores would
+   grow without bound defines it as a rank among the waiters instead). */
+#ifndef WSCORE
+#define WSCORE(m, l, w) wsc[W(m, l, w)]
+#endif
+
 /* lib/wake_first_waiter.lua first_live_waiter(list, deadlines): into g_k
    the first live waiter of master m's wake list l (0: none), the lapsed
    ones swept. */
@@ -75,7 +81,7 @@ inline lowest_waiter(m, l) {
   g_k = 0;
   for (g_j : 1 .. NW) {
     if
-    :: wsc[W(m, l, g_j)] != 0 && (g_k == 0 || wsc[W(m, l, g_j)] < wsc[W(m, l, g_k)]) -> g_k = g_j
+    :: wsc[W(m, l, g_j)] != 0 && (g_k == 0 || WSCORE(m, l, g_j) < WSCORE(m, l, g_k)) -> g_k = g_j
     :: else -> skip
     fi
   }
