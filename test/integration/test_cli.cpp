@@ -10,6 +10,7 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <future>
 #include <sstream>
@@ -114,26 +115,47 @@ BOOST_AUTO_TEST_CASE(cli_acquire_extend_status_release_for_shell_scripts) {
 
   auto e = cli(nodes, "extend --name shell --ttl 30s --json --token " + token);
   BOOST_TEST(e.code == 0, e.err);
-  BOOST_TEST(std::stol(m[0].command({"PTTL", "shell"})) > 20000);
+  // Lengthened where it is (on a quorum: see below).
+  auto longest_pttl = [&](const std::string& key) {
+    long longest = -2;
+    for (std::size_t i = 0; i < 3; ++i) longest = std::max(longest, std::stol(m[i].command({"PTTL", key})));
+    return longest;
+  };
+  BOOST_TEST(longest_pttl("shell") > 20000);
 
   auto s = cli(nodes, "status --name shell --json");
   BOOST_TEST(s.code == 0);
   auto st = boost::json::parse(s.out).as_object();
   char host[256] = {};
   ::gethostname(host, sizeof host - 1);
+  // `redlock acquire` returned at a quorum and exited: its request may not
+  // have reached the third master by then (that master's NOSCRIPT answer
+  // came after the other two granted; seen once in a fresh run), and the
+  // extend's repair, which sets only the key, may not either. So: a quorum
+  // holds, with the token and the ttl, and described where acquired.
+  std::size_t holders = 0, described = 0;
   for (auto& n : st.at("nodes").as_array()) {
-    BOOST_TEST(std::string(n.at("holds").as_string()) == "mutex");
+    std::string holds(n.at("holds").as_string());
+    if (holds == "free") continue;
+    ++holders;
+    BOOST_TEST(holds == "mutex");
     BOOST_TEST(std::string(n.at("token").as_string()) == token);
     BOOST_TEST(n.at("pttl_ms").as_int64() > 20000);
     // By default the acquiring process says who it was (host:pid), and the
     // extend by token lengthened that with the key.
-    std::string about(n.at("description").as_string());
+    auto* about_value = n.as_object().if_contains("description");
+    if (!about_value) continue;
+    ++described;
+    std::string about(about_value->as_string());
     BOOST_TEST(about.rfind(std::string(host) + ":", 0) == 0u, about);
     BOOST_TEST(about.find_first_not_of("0123456789", std::string(host).size() + 1) == std::string::npos, about);
   }
-  BOOST_TEST(std::stol(m[0].command({"PTTL", redlock::detail::keys::holder("shell")})) > 20000);
+  BOOST_TEST(holders >= 2u);
+  BOOST_TEST(described >= 2u);
+  BOOST_TEST(longest_pttl(redlock::detail::keys::holder("shell")) > 20000);
+  auto held_on = m.holding("shell");
   BOOST_TEST(cli(nodes, "release --name shell --token not-the-token").code == 75);
-  BOOST_TEST(redlock::testing::eventually([&] { return m.holding("shell") == 3u; }));
+  BOOST_TEST(m.holding("shell") == held_on);
   BOOST_TEST(cli(nodes, "release --name shell --token " + token).code == 0);
   BOOST_TEST(redlock::testing::eventually([&] { return m.holding("shell") == 0u; }));
   BOOST_TEST(redlock::testing::eventually([&] { return m.holding(redlock::detail::keys::holder("shell")) == 0u; }));
