@@ -70,7 +70,9 @@ std::vector<std::uint32_t> refused_by(const quorum_round& round) {
 void run_extend(const std::shared_ptr<client_impl>& client, const std::shared_ptr<lock_state>& state, milliseconds ttl,
                 std::function<void(error_code)> done) {
   if (state->released) return done(errc::not_held);
-  auto vouched = std::make_shared<bool>(false);  // this round extended the window: refusals may be repaired
+  // This round extended the window, so refusals may be repaired (only kinds
+  // that can be: no allocation for the others).
+  auto vouched = repairs_keys(*state) ? std::make_shared<bool>(false) : nullptr;
   auto on_decided = [client, state, ttl, vouched, done = std::move(done), began = std::chrono::steady_clock::now()](
                         quorum_round& f) {
     auto ec = lease_round_error(f);
@@ -85,13 +87,13 @@ void run_extend(const std::shared_ptr<client_impl>& client, const std::shared_pt
     // A failed round changed nothing the window relies on: extend never
     // shortens a key (lua/extend.lua), so the window stays where it was.
     if (auto& obs = client->options.observer) report_round_span(*obs, span_kind::extend, *state, f, ec, began);
-    *vouched = !ec;
-    if (!ec && repairs_keys(*state)) repair_keys(client, state, f.started_at(), ttl, refused_by(f));
+    if (vouched) *vouched = !ec;
+    if (!ec && vouched) repair_keys(client, state, f.started_at(), ttl, refused_by(f));
     done(ec);
   };
   auto round = rounds_of(*state).extend(client, *state, ttl, std::move(on_decided));
   round->settle_failure();  // "not held" needs every refusal counted
-  if (repairs_keys(*state))
+  if (vouched)
     round->on_late_reply([client, state, ttl, vouched, r = round.get()](std::uint32_t node, const node_outcome& said) {
       if (*vouched && said.state == node_state::refused) repair_keys(client, state, r->started_at(), ttl, {node});
     });
