@@ -21,6 +21,12 @@
 #                                    hung/no-quorum scenarios can SIGSTOP them (without
 #                                    it, those are skipped on every side)
 #   QUICK=1                          short runs on every side (redlock-bench --quick)
+#   TLS=1                            masters started here with TLS only (a private CA made
+#                                    with openssl), reached over rediss:// by redlock-bench
+#                                    (--tls-ca-file) and by every peer (ioredis `tls: {ca}`,
+#                                    patched into the peer's copy); not with NODES. The
+#                                    floor and skew scenarios need plain masters: their rows
+#                                    stay empty
 #   NODE_TIMEOUT=50ms TTL=10s        redlock-bench's --node-timeout and --ttl
 #   PEERS="node-redlock redis-semaphore redlock-universal"
 #                                    which peers, by harness directory name
@@ -67,6 +73,13 @@ for tool in node npm; do
 done
 
 quick=${QUICK:-0}
+tls=${TLS:-0}
+if [ "$tls" = 1 ]; then
+  [ -z "${NODES:-}" ] || { echo "compare-peer: TLS=1 starts its own masters: unset NODES" >&2; exit 2; }
+  for tool in openssl redis-cli; do
+    command -v "$tool" >/dev/null || { echo "compare-peer: TLS=1 needs '$tool'" >&2; exit 2; }
+  done
+fi
 node_timeout=${NODE_TIMEOUT:-50ms}
 ttl=${TTL:-10s}
 peers_root=${PEERS_ROOT:-/work/shared/peers}
@@ -100,6 +113,10 @@ trap 'exit 130' INT TERM
 # A subshell, so that a failed connect cannot end the script.
 ping_port() (
   port=$1 line=""
+  if [ "$tls" = 1 ]; then
+    [ "$(redis-cli --tls --cacert "$work/tls/ca.crt" -h 127.0.0.1 -p "$port" ping)" = PONG ]
+    exit
+  fi
   exec 3<>"/dev/tcp/127.0.0.1/$port" || exit 1
   printf 'PING\r\n' >&3
   read -r -t 1 line <&3 || true
@@ -123,7 +140,11 @@ start_master() {  # appends to ports, started_pids and the pidfiles
     port_in_use "$port" && continue
     local dir=$work/masters/$port
     mkdir -p "$dir"
-    redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
+    local listen=(--port "$port")
+    [ "$tls" = 1 ] && listen=(--port 0 --tls-port "$port" --tls-cert-file "$work/tls/master.crt"
+                               --tls-key-file "$work/tls/master.key" --tls-ca-cert-file "$work/tls/ca.crt"
+                               --tls-auth-clients no)
+    redis-server "${listen[@]}" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
       --dir "$dir" --logfile "$dir/redis.log" >/dev/null 2>&1 &
     local pid=$!
     started_pids+=("$pid")
@@ -154,8 +175,20 @@ else
   command -v redis-server >/dev/null || { echo "compare-peer: redis-server not found" >&2; exit 2; }
   piddir=$work/masters/pids
   mkdir -p "$piddir"
+  if [ "$tls" = 1 ]; then
+    # A private CA and one certificate for 127.0.0.1 (every master's).
+    mkdir -p "$work/tls"
+    (cd "$work/tls" &&
+      openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 2 -subj /CN=compare-peer-ca &&
+      openssl req -newkey rsa:2048 -nodes -keyout master.key -out master.csr -subj /CN=127.0.0.1 &&
+      printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' > san.cnf &&
+      openssl x509 -req -in master.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out master.crt -days 2 \
+        -extfile san.cnf) > "$out/tls-certificates.log" 2>&1 ||
+      { echo "compare-peer: making the test certificates failed (see $out/tls-certificates.log)" >&2; exit 1; }
+  fi
   for _ in 1 2 3 4 5; do start_master; done
-  nodes=$(printf 'redis://127.0.0.1:%s,' "${ports[@]}"); nodes=${nodes%,}
+  scheme=redis; [ "$tls" = 1 ] && scheme=rediss
+  nodes=$(printf "$scheme://127.0.0.1:%s," "${ports[@]}"); nodes=${nodes%,}
 fi
 ports_csv=$(IFS=,; echo "${ports[*]}")
 can_stop=0
@@ -174,6 +207,7 @@ bench_args=(--nodes "$nodes" --json "$out/redlock-bench.json" --node-timeout "$n
             --plot "$out/plots")
 [ "$can_stop" = 1 ] && bench_args+=(--pidfiles "$piddir")
 [ "$quick" = 1 ] && bench_args+=(--quick)
+[ "$tls" = 1 ] && bench_args+=(--tls-ca-file "$work/tls/ca.crt")
 echo "compare-peer: $bench ${bench_args[*]} ${extra[*]}"
 status=0
 "$bench" "${bench_args[@]}" "${extra[@]}" > "$out/redlock-bench.txt" 2> "$out/redlock-bench.err" || status=$?
@@ -192,6 +226,7 @@ all_up
 one_args=(--nodes "$nodes" --json "$out/redlock-bench-one-thread.json" --node-timeout "$node_timeout" --ttl "$ttl"
           --scenario contended,contended_fair,semaphore --one-thread)
 [ "$quick" = 1 ] && one_args+=(--quick)
+[ "$tls" = 1 ] && one_args+=(--tls-ca-file "$work/tls/ca.crt")
 echo "compare-peer: $bench ${one_args[*]}"
 "$bench" "${one_args[@]}" > "$out/redlock-bench-one-thread.txt" 2> "$out/redlock-bench-one-thread.err" ||
   echo "compare-peer: redlock-bench --one-thread failed (see $out/redlock-bench-one-thread.err)" >&2
@@ -212,6 +247,13 @@ prepare_peer() {  # name -> prints the directory
     echo "compare-peer: npm install in $dir" >&2
     (cd "$dir" && npm install --no-audit --no-fund) > "$out/npm-install-$name.log" 2>&1 ||
       { echo "compare-peer: npm install of $name failed (see $out/npm-install-$name.log)" >&2; return 1; }
+  fi
+  # The harnesses connect without TLS; the copy reads PEER_TLS_CA (set
+  # with TLS=1) and then gives ioredis that CA. Without it, nothing changes.
+  if ! grep -q PEER_TLS_CA "$dir/bench.js"; then
+    sed -i "s|const o = { host: '127.0.0.1', lazyConnect: true };|const o = { host: '127.0.0.1', lazyConnect: true, ...(process.env.PEER_TLS_CA ? { tls: { ca: require('fs').readFileSync(process.env.PEER_TLS_CA) } } : {}) };|" "$dir/bench.js"
+    grep -q PEER_TLS_CA "$dir/bench.js" ||
+      { echo "compare-peer: could not give $name's harness a TLS option (its connection line changed?)" >&2; return 1; }
   fi
   echo "$dir"
 }
@@ -246,8 +288,13 @@ for peer_name in "${peers[@]}"; do
   peer_runs=("${runs[@]}")
   has_scenario "$peer" semaphore && peer_runs+=("semaphore ${sem[*]}")
   if has_scenario "$peer" semskew; then
-    [ "${#p[@]}" -eq 5 ] && peer_runs+=("semskew limit=3 slow=50") ||
+    if [ "$tls" = 1 ]; then
+      echo "compare-peer: $peer_name semskew skipped over TLS (as ours: semaphore_skew needs plain masters)"
+    elif [ "${#p[@]}" -eq 5 ]; then
+      peer_runs+=("semskew limit=3 slow=50")
+    else
       echo "compare-peer: $peer_name semskew needs 5 masters: skipped"
+    fi
   fi
   i=0
   for r in "${peer_runs[@]}"; do
@@ -255,7 +302,8 @@ for peer_name in "${peers[@]}"; do
     name=${args[0]}
     [ "$name" = noquorum ] && { i=$((i + 1)); name=noquorum$i; }
     echo "compare-peer: $peer_name: PORTS=$ports_csv PIDDIR=$piddir node bench.js ${args[*]}"
-    if (cd "$peer" && PORTS=$ports_csv PIDDIR=$piddir timeout 300 node bench.js "${args[@]}") \
+    peer_tls_ca=""; [ "$tls" = 1 ] && peer_tls_ca=$work/tls/ca.crt
+    if (cd "$peer" && PORTS=$ports_csv PIDDIR=$piddir PEER_TLS_CA=$peer_tls_ca timeout 300 node bench.js "${args[@]}") \
         > "$out/$peer_name-$name.json" 2> "$out/$peer_name-$name.err"; then :; else
       echo "compare-peer: $peer_name $name failed (see $out/$peer_name-$name.err)" >&2
     fi
@@ -264,7 +312,7 @@ for peer_name in "${peers[@]}"; do
 done
 
 # ---- side by side -------------------------------------------------------------------
-PEER_NAMES="${peers[*]}" OUT_DIR=$out NODE_TIMEOUT_MS=$nt_ms node - <<'EOF'
+PEER_NAMES="${peers[*]}" OUT_DIR=$out NODE_TIMEOUT_MS=$nt_ms OVER_TLS=$tls node - <<'EOF'
 const fs = require('fs');
 const dir = process.env.OUT_DIR;
 const names = process.env.PEER_NAMES.split(' ').filter(Boolean);
@@ -343,18 +391,18 @@ const defs = [
 ];
 const rows = defs.map(([label, a, of, unit, better]) => {
   const theirs = Object.fromEntries(names.map((n) => [n, of(peers[n])]));
-  const nums = Object.values(theirs).filter((x) => typeof x === 'number');
+  const nums = Object.values(theirs).filter((x) => typeof x === 'number' && !Number.isNaN(x));
   const best = !better || !nums.length ? undefined : better === 'higher' ? Math.max(...nums) : Math.min(...nums);
   // ours/best where higher is better, best/ours where lower is: above 1 means ahead either way.
-  const ahead = typeof a !== 'number' || best === undefined || a === 0 || best === 0 ? undefined
+  const ahead = typeof a !== 'number' || Number.isNaN(a) || best === undefined || Number.isNaN(best) || a === 0 || best === 0 ? undefined
     : better === 'higher' ? a / best : best / a;
   return { label, ours: a, peers: theirs, unit, better, best, ahead };
 });
-const fmt = (x) => (x === undefined || x === null ? '-' : typeof x !== 'number' ? String(x)
+const fmt = (x) => (x === undefined || x === null || Number.isNaN(x) ? '-' : typeof x !== 'number' ? String(x)
   : Number.isInteger(x) ? String(x) : Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(2));
 const w = [36, 9, ...names.map((n) => Math.max(9, n.length)), 4, 6];
 const line = (c) => c.map((x, i) => (i === 0 ? String(x).padEnd(w[i]) : String(x).padStart(w[i]))).join('  ');
-console.log('\nredlock-bench vs the peers, same masters, one run (peer latencies converted from ms to µs)');
+console.log(`\nredlock-bench vs the peers, same masters${process.env.OVER_TLS === '1' ? ', every connection over TLS' : ''}, one run (peer latencies converted from ms to µs)`);
 console.log('"ahead": ours / best peer where higher is better, best peer / ours where lower is; > 1 is ahead\n');
 console.log(line(['metric', 'redlock', ...names, 'unit', 'ahead']));
 for (const r of rows) console.log(line([r.label, fmt(r.ours), ...names.map((n) => fmt(r.peers[n])), r.unit,
@@ -389,7 +437,7 @@ const targets = [
 ];
 for (const [what, x, ok] of targets)
   console.log(`target ${what}: ${x === undefined ? 'not measured' : `${fmt(x)} ${ok(x) ? 'ok' : 'MISSED'}`}`);
-fs.writeFileSync(`${dir}/compare.json`, JSON.stringify({ peers: names, rows }, null, 2) + '\n');
+fs.writeFileSync(`${dir}/compare.json`, JSON.stringify({ peers: names, tls: process.env.OVER_TLS === '1', rows }, null, 2) + '\n');
 console.log(`\n(details: ${dir})`);
 EOF
 # The pictures again, now with each peer's uncontended p50/p99/max.

@@ -158,8 +158,9 @@ outcome run_elect(settings& s) {
   std::vector<std::unique_ptr<redlock::client>> clients;
   for (std::size_t i = 0; i < standbys; ++i) {
     clients.push_back(std::make_unique<redlock::client>(s.client_options()));
-    // Warm-up: connections open, scripts loaded.
-    clients.back()->resign(clients.back()->campaign(s.tag + ":ew:" + std::to_string(i), campaign_options(ttl, 0ms)));
+    // Warm-up: connections open, scripts loaded. It may retry: over TLS a
+    // loaded machine's handshakes can outlast the first round's node timeout.
+    clients.back()->resign(clients.back()->campaign(s.tag + ":ew:" + std::to_string(i), campaign_options(ttl, 2s)));
   }
   redlock::client watcher(s.client_options());
   (void)watcher.leader(s.tag + ":ew:0");
