@@ -188,7 +188,7 @@ attempt:
   };
   if
   :: won -> goto hold
-  :: !FOREVER(t) && att >= ATTS ->
+  :: !won && !FOREVER(t) && att >= ATTS ->
      /* acquire_op::retry_or_fail: out of attempts, complete(error): a
         waiter that gives up leaves every wake list */
      atomic {

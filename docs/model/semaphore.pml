@@ -344,7 +344,7 @@ attempt:
 #else
   :: won -> goto hold
 #endif
-  :: !FOREVER(t) && att >= ATTS ->
+  :: !won && !FOREVER(t) && att >= ATTS ->
      atomic {
        wcur[t] = 0;
        if
