@@ -76,7 +76,6 @@ byte listed[NT];         /* acquire_op::listed_until_, on the task's clock */
 #define NEXT_ATT(t, att) att = (FOREVER(t) -> (att % ATTS) + 1 : att + 1)
 #ifdef LIVENESS
 byte rank[NW + 1];       /* waiter w's rank: 1 began first */
-bool dead[NT];           /* task t crashed */
 /* Waiter w begins an acquisition: it goes last (the ranks of those behind
    it move up one). */
 inline rank_last(w) {
@@ -88,22 +87,9 @@ inline rank_last(w) {
   }
   g_j = 0; rank[w] = NW
 }
-/* Every connection of task t has room for one more request: a task that
-   cycles without bound would otherwise fill one and block inside an atomic
-   step (README.md, "A trap for the next model"). Each atomic step of a
-   task sends at most one request per connection. */
-#define ROOM(t) (len(rq[CLIENT_OF(t) * N]) < QCAP && len(rq[CLIENT_OF(t) * N + 1]) < QCAP && \
-                 len(rq[CLIENT_OF(t) * N + 2]) < QCAP)
-/* Task t crashes (a choice in its selection): it holds nothing from now on,
-   hears nothing, and its clock goes on (crashed:). */
-#define TASK_CRASH(t) \
-  :: atomic { !FOREVER(t) -> dead[t] = 1; held[t] = 0; wend[t] = 0; wcur[t] = 0 }; \
-     goto crashed
-#else
-#define ROOM(t) true
-#define TASK_CRASH(t)
 #endif
 #include "release_news.pml"
+#include "liveness.pml"
 
 #include "strings.pml"
 
@@ -202,7 +188,7 @@ attempt:
   };
   if
   :: won -> goto hold
-  :: !FOREVER(t) && att >= ATTS ->
+  :: !won && !FOREVER(t) && att >= ATTS ->
      /* acquire_op::retry_or_fail: out of attempts, complete(error): a
         waiter that gives up leaves every wake list */
      atomic {
@@ -275,13 +261,7 @@ end:
 #ifdef LIVENESS
   goto fin;
 crashed:
-  /* Its clock goes on: its keys expire, its wake-list entries lapse. One
-     transition (d_step): pan -f takes a process that cannot move inside
-     another's atomic sequence for a disabled one, so an endless atomic
-     loop here would make every waiter's starvation look fair. */
-  do
-  :: d_step { advance(CLIENT_OF(t), 1) }
-  od;
+  CLOCK_GOES_ON(t);
 fin:
   skip
 #endif

@@ -35,6 +35,17 @@
  * line on that master; a later caller is granted it and wins while the
  * waiter still waits (CHECK_FIFO fails).
  *
+ * LIVENESS (FAIR; checked with pan -a -f, README.md "Liveness"): no owner
+ * gives up; after its ATTS timer polls a waiter polls again only when a
+ * release names it (a wake-up of a head whose terms carry no ttl, or a
+ * hand-over its ledger does not count: on_handed's release_heard), and
+ * the LTL property `served` says every owner acquires. Every reply
+ * arrives, each connection is served (PER_CONNECTION).
+ * Switch RELEASE_NOT_LEAVING (seeded liveness bug, LIVENESS): the holder's
+ * last release sent without ARGV[4] '1' (leaving): reentrant_release.lua
+ * deletes the hold and passes the lock on to no one, and the waiters that
+ * spent their timer polls wait for ever.
+ *
  * Script hashes (SHA1 as sent: cmake/lua_text.cmake), checked by
  * test/model/check_script_hashes.cmake:
  * @script lua/reentrant_acquire.lua 8e7095293d67dbabed2ab19857d8bdb5113b33c4
@@ -45,6 +56,10 @@
  */
 #define NO_TIME
 #define NT 3
+#ifdef LIVENESS
+#define LIVE
+#define PER_CONNECTION
+#endif
 #ifdef FAIR
 #define NCL 3
 #define CLIENT_OF(t) (t)
@@ -114,6 +129,29 @@ byte asks;               /* the fair score: when the caller asked */
 byte osc[NO];            /* each owner's score (acquire_op::queue_score_), sent with its clean-ups */
 bool acq_done[NT];       /* the task's acquisition completed (won or failed) */
 byte ahead[NT];          /* FIFO: waiters in line on a quorum when the task asked (bits) */
+#ifdef LIVENESS
+bool woken[NT];          /* a release named the waiter (release_heard): it polls again */
+#define WOKEN(o) woken[o] = waiting[o]
+/* Poll ids cycle through 1 .. IDS (finite state for polls without
+   bound); every id compared with another lies within IDS / 2 of it (the
+   ids of one owner stored on a master are its latest requests there, at
+   most QCAP behind the last sent; the ledger's bound is dropped once a
+   poll has run on that master), so "later" is a difference modulo IDS.
+   0 is no id. */
+#define IDS 16
+#define NEXT_ID(i) ((i) % IDS + 1)
+#define LATER(a, b) ((a) != 0 && (b) != 0 && ((a) + IDS - (b)) % IDS != 0 && ((a) + IDS - (b)) % IDS < IDS / 2)
+/* Each connection of task t has room for what its next step sends (one
+   request per connection): polls without bound otherwise fill one and
+   block inside an atomic step (README.md, "A trap for the next model"). */
+#define ROOM(t) len(rq[CLIENT_OF(t) * N]) < QCAP && len(rq[CLIENT_OF(t) * N + 1]) < QCAP && \
+                len(rq[CLIENT_OF(t) * N + 2]) < QCAP ->
+#else
+#define NEXT_ID(i) ((i) + 1)
+#define LATER(a, b) ((a) > (b))
+#define ROOM(t)
+#define WOKEN(o) skip
+#endif
 /* Scratch of one master step (env.pml's g_b, g_x are a request's argument
    and pass_on's): not part of the state. */
 hidden byte h_leave, h_kind, h_later;
@@ -129,8 +167,8 @@ hidden byte h_leave, h_kind, h_later;
    if it names a poll sent after the waiter last released on that master. */
 inline heard_handed(m, o, poll) {
   if
-  :: waiting[o] && poll >= fvp[o * N + m] -> hg[o * N + m] = 1
-  :: else -> skip
+  :: waiting[o] && !LATER(fvp[o * N + m], poll) -> hg[o * N + m] = 1
+  :: else -> WOKEN(o)       /* not counted: release_heard, a poll */
   fi
 }
 
@@ -148,7 +186,7 @@ inline pass_on(m) {
   g_j = 0;
   if
   :: g_k == NO -> skip                                    /* PUBLISH: reentrant wake-ups not modelled */
-  :: g_k != NO && tnt[C(m, g_k)] -> skip                  /* terms without a ttl: PUBLISH head, a wake-up (not modelled) */
+  :: g_k != NO && tnt[C(m, g_k)] -> WOKEN(g_k)            /* terms without a ttl: PUBLISH head, a wake-up (LIVENESS) */
   :: else ->                                              /* terms, deadline: there */
      g_x = tp[C(m, g_k)];
      cnt[C(m, g_k)] = 1; hid[m] = g_x;                    /* 107 HSET KEYS[1] head 1 :hold-id poll */
@@ -165,7 +203,7 @@ inline reentrant_acquire(m, o, id, reenter) {
   /* 19-22 TYPE: only a hash is stored here */
   g_n = (cnt[C(m, o)] != 0);                              /* 28 HEXISTS: ours */
   if
-  :: g_n && hid[m] > id -> g_r = R_NO                     /* 29-31 HGET :hold-id */
+  :: g_n && LATER(hid[m], id) -> g_r = R_NO                     /* 29-31 HGET :hold-id */
   :: else ->
      if
      :: reenter && !g_n -> g_r = R_NO                     /* 34 */
@@ -188,13 +226,13 @@ inline fair_acquire(m, o, id, score) {
   h_kind = KEY_EXISTS(m);                                 /* kind ~= 'none' */
   g_n = (cnt[C(m, o)] != 0);                              /* 203-204 HMGET: ours */
   if
-  :: g_n && hid[m] > id -> g_r = R_NO                     /* 205-207 */
+  :: g_n && LATER(hid[m], id) -> g_r = R_NO                     /* 205-207 */
   :: else ->
      if
      :: score == 0 && !g_n -> g_r = R_NO                  /* 209 */
      :: score == 0 && g_n ->
         cnt[C(m, o)]++; hid[m] = id; g_r = R_YES          /* 210-213 HINCRBY, HSET :hold-id */
-     :: score != 0 && tp[C(m, o)] > id -> g_r = R_NO      /* 217-220 HGET terms: a later poll ran */
+     :: score != 0 && LATER(tp[C(m, o)], id) -> g_r = R_NO      /* 217-220 HGET terms: a later poll ran */
      :: else ->
         qsc[C(m, o)] = score;                             /* stand_in_line (lib/fair_line.lua): ZADD KEYS[3] */
         tp[C(m, o)] = id; tnt[C(m, o)] = 0;               /* ZADD KEYS[4], HSET KEYS[5] '<poll> <ttl>' */
@@ -224,7 +262,7 @@ inline reentrant_release(m, o, id, flags) {
   /* 75-77: no read-write field here */
   h_leave = ((flags & REL_LAST) && (flags & REL_LEAVE));  /* 78 leaving */
   if                                                      /* 122-123 HGET terms */
-  :: h_leave && !(tp[C(m, o)] > id) ->
+  :: h_leave && !LATER(tp[C(m, o)], id) ->
      if
      :: qsc[C(m, o)] != 0 -> qsc[C(m, o)] = 0; tp[C(m, o)] = 0; tnt[C(m, o)] = 0  /* ZREM, ZREM, HDEL */
      :: else -> skip
@@ -232,7 +270,7 @@ inline reentrant_release(m, o, id, flags) {
   :: else -> skip
   fi;
   if                                                      /* 135 HMGET owner :hold-id */
-  :: cnt[C(m, o)] == 0 || hid[m] > id ->                  /* 136 */
+  :: cnt[C(m, o)] == 0 || LATER(hid[m], id) ->                  /* 136 */
      if
      :: h_leave && !KEY_EXISTS(m) -> pass_on(m)               /* 139 EXISTS; pass_on(false) */
      :: else -> skip
@@ -278,11 +316,11 @@ inline reentrant_undo(m, o) {
    (the ttl to extend to and the description: not modelled). */
 inline fair_dequeue(m, o, id) {
   if
-  :: tp[C(m, o)] > id -> g_r = R_NO                       /* 279-280 HGET terms */
+  :: LATER(tp[C(m, o)], id) -> g_r = R_NO                       /* 279-280 HGET terms */
   :: else ->
      qsc[C(m, o)] = 0; tp[C(m, o)] = 0; tnt[C(m, o)] = 0; /* ZREM, ZREM, HDEL */
      if
-     :: cnt[C(m, o)] != 0 && hid[m] <= id -> g_r = R_YES  /* 289-298 HEXISTS, HGET :hold-id */
+     :: cnt[C(m, o)] != 0 && !LATER(hid[m], id) -> g_r = R_YES  /* 289-298 HEXISTS, HGET :hold-id */
      :: else -> g_r = R_NO                                /* 300 */
      fi
   fi
@@ -317,7 +355,7 @@ inline run_script(m) {
         (':hold-id' > h). (Another owner's field cannot be beside o's: one
         owner per hash, asserted below; pass_on writes the head's field
         only where the key is gone.) */
-     h_later = cnt[C(m, g_a)] != 0 && hid[m] > g_b;
+     h_later = cnt[C(m, g_a)] != 0 && LATER(hid[m], g_b);
      reentrant_release(m, g_a, g_b, g_d);
      assert(!h_later || cnt[C(m, g_a)] != 0);
      h_later = 0
@@ -356,7 +394,11 @@ inline release_level(t, s) {
   held[t] = 0; wend[t] = 0;
   lcnt[s]--;
   if
+#ifdef RELEASE_NOT_LEAVING
+  :: lcnt[s] == 0 -> lrel[s] = 1; cleanup_on(t, ALL_MASK, OP_REL, OWNER_OF(t), lhid[s], REL_LAST)
+#else
   :: lcnt[s] == 0 -> lrel[s] = 1; cleanup_on(t, ALL_MASK, OP_REL, OWNER_OF(t), lhid[s], REL_LAST | REL_LEAVE)
+#endif
   :: else -> cleanup_on(t, ALL_MASK, OP_REL, OWNER_OF(t), lhid[s], 0)
   fi
 }
@@ -459,12 +501,31 @@ proctype Task(byte t) {
   };
 poll:
   atomic {
-    att++; nreq[t]++; id = nreq[t];
+    ROOM(t)
+#ifdef LIVENESS
+    woken[t] = 0;
+#else
+    att++;
+#endif
+    nreq[t] = NEXT_ID(nreq[t]); id = nreq[t];
     round_start(t, R_SETTLED, TTL, OP_FACQ, OWNER_OF(t), id, score)
   };
   await_round(t);
   atomic {
+    ROOM(t)
     won = (yes[t] >= Q);
+#ifdef LIVENESS
+    /* Where this poll ran, its terms name it or a later poll, so every
+       later hand-over there names a poll >= the ledger's first valid one:
+       the ledger's bound is spent (ids stay in LATER's window). */
+    for (g_i : 0 .. N - 1) {
+      if
+      :: st[t * N + g_i] == S_YES || st[t * N + g_i] == S_NO -> fvp[t * N + g_i] = 0
+      :: else -> skip
+      fi
+    }
+    g_i = 0;
+#endif
     if
     :: !won ->
        /* on_decided: polls granted count with hand-overs */
@@ -490,7 +551,7 @@ poll:
 #endif
           for (g_i : 0 .. N - 1) {
             if
-            :: g_x & (1 << g_i) -> fvp[t * N + g_i] = nreq[t] + 1
+            :: g_x & (1 << g_i) -> fvp[t * N + g_i] = NEXT_ID(nreq[t])
             :: else -> skip
             fi;
             hg[t * N + g_i] = 0
@@ -508,7 +569,21 @@ poll:
   /* in line: a quorum of hand-overs, the poll timer, or giving up */
   if
   :: atomic { HG_COUNT(t) >= Q -> won = 1; byhand = 1 }
+#ifdef LIVENESS
+  /* the poll timer, without bound; HANDOVER_ONLY: not once in line on a
+     quorum */
+#ifdef HANDOVER_ONLY
+  :: PLACES(t) < Q -> goto poll
+#else
+  :: goto poll
+#endif
+#else
   :: att < ATTS -> goto poll
+#endif
+#ifdef LIVENESS
+  /* never gives up: polls again when a release names it */
+  :: atomic { woken[t] -> skip }; goto poll
+#else
   :: atomic {
        att >= ATTS ->
        /* complete(error): leave every line for good, passing the lock on */
@@ -516,9 +591,11 @@ poll:
        cleanup_on(t, ALL_MASK, OP_REL, OWNER_OF(t), id, REL_LAST | REL_LEAVE)
      };
      goto done
+#endif
   fi;
 hold:
   atomic {
+    ROOM(t)
 #ifdef CHECK_FIFO
     /* FIFO: no waiter that was in line on a quorum before we asked is
        still waiting. With OLD_GIVE_BACK it fails: a head's clean-up of a
@@ -534,7 +611,7 @@ hold:
     :: byhand -> cleanup_on(t, ALL_MASK, OP_DEQ, OWNER_OF(t), id, 0)   /* the confirmation */
     fi
   };
-  atomic { release_level(t, OWNER_OF(t)) };
+  atomic { ROOM(t) release_level(t, OWNER_OF(t)) };
 done:
   skip
 end:
@@ -561,3 +638,9 @@ active proctype exclusion() {
 end:
   atomic { TWO_OWNERS_HOLD -> assert(false) }
 }
+#ifdef LIVENESS
+/* Liveness (README.md, "Liveness"): every owner, in line behind the others
+   and never giving up, acquires (the FIFO assertion, with CHECK_FIFO,
+   says in which order). */
+ltl served { <> (acq_done[0] && acq_done[1] && acq_done[2]) }
+#endif

@@ -23,11 +23,31 @@
  * NT - 1 tasks, 1 for the last, rather than random_below), NO_QUIET (loud releases only), NO_TIMER (a waiter retries only when a release wakes it), and env.pml's
  * LIVE, NO_FAULTS, NO_TIME.
  *
+ * LIVENESS: checked with LTL under weak fairness (pan -a -f; README.md,
+ * "Liveness"): task 0 makes one acquisition and retries without bound
+ * (reusing its ATTS tokens in turn, as mutex.pml's task 0); tasks 1 and 2
+ * make one each and may crash at any step (asking, waiting, holding both
+ * permits): their requests in flight still run, their slots and wake-list
+ * entries stay until their clocks, which go on, pass the deadlines. The
+ * property `acquires`: task 0 gets a permit. Every reply arrives, in time
+ * (LIVE, TIMELY), each connection is served (PER_CONNECTION). No extend.
+ * WAKE_ONLY (seeded liveness bug): a waiter that a quorum refused and
+ * listed retries only when a release names it, not on its timer.
+ *
  * Script hashes (SHA1 as sent: cmake/lua_text.cmake), checked by
  * test/model/check_script_hashes.cmake (the others it runs are
  * strings.pml's):
  * @script lua/semaphore_acquire.lua 4b35330d60ffe437861c5d52bc7701160396d170
  */
+#ifdef LIVENESS
+#define LIVE
+#define TIMELY
+#define PER_CONNECTION
+#define IN_FLIGHT(cl) (rdl[cl] > 0)   /* from its start to its decision (one task per client) */
+#define FOREVER(t) ((t) == 0)
+#else
+#define FOREVER(t) 0
+#endif
 #ifndef NT
 #define NT 3
 #endif
@@ -84,6 +104,7 @@ byte asks;               /* acquisitions begun: a waiter's score */
 byte listed[NT];         /* acquire_op::listed_until_, on the task's clock */
 byte slot[NT];           /* lock_state::permit: the slot task t holds */
 #include "release_news.pml"
+#include "liveness.pml"
 
 #include "strings.pml"
 
@@ -212,7 +233,7 @@ inline advance_model(cl, d) {
 proctype Task(byte t) {
   byte k, att, tok, waiter, score, tg, ext, first, pos, retake, quiet_tok;
   byte own;              /* the holder's own wake-list entry, for its release */
-  bool plain, won, held_back;
+  bool plain, won, held_back, onlist;
 
 next:
   if
@@ -234,7 +255,12 @@ attempt:
      slot given back for a retake), the plain retry of a woken waiter
      (semaphore_acquire.lua with no waiter id) */
   atomic {
-    att++; tok = TOKEN(t, k, att);
+    ROOM(t) ->
+    att = (FOREVER(t) -> (att % ATTS) + 1 : att + 1);   /* task 0 reuses its tokens in turn */
+    tok = TOKEN(t, k, att);
+#ifdef LIVENESS
+    news_reset(t);
+#endif
     if
     :: att == 1 && held_back -> first = retake
 #ifdef FIRST_FIXED
@@ -254,14 +280,22 @@ attempt:
     :: else -> round_start(t, R_EARLY, TTL, OP_SEMACQ, tok, waiter, score + 16 * first)
     fi
   };
+#ifdef LIVENESS
+  if
+  TASK_CRASH(t)             /* its requests sent, still to run */
+  :: skip
+  fi;
+#endif
   await_round(t);
   /* acquire_op::on_decided */
   atomic {
+    ROOM(t) ->
     choosing[t] = 0;
     if
     :: !plain && no[t] >= Q ->
-       listed[t] = ((rdl[t] + LAPSE / 2 > TTL) -> (rdl[t] + LAPSE / 2 - TTL) : 0)
-    :: else -> skip
+       listed[t] = ((rdl[t] + LAPSE / 2 > TTL) -> (rdl[t] + LAPSE / 2 - TTL) : 0);
+       onlist = 1
+    :: else -> onlist = 0
     fi;
     won = ((BEST(t) >= Q || (COUNTED_ANY && yes[t] >= Q)) && IN_TIME(t));
     /* client_impl::permit_retake_decided: won, the held-back wake-up is
@@ -304,8 +338,13 @@ attempt:
     rdl[t] = 0
   };
   if
+#ifdef LIVENESS
+  :: won && FOREVER(t) -> goto done   /* the property reached: it holds for ever */
+  :: won && !FOREVER(t) -> goto hold
+#else
   :: won -> goto hold
-  :: att >= ATTS ->
+#endif
+  :: !won && !FOREVER(t) && att >= ATTS ->
      atomic {
        wcur[t] = 0;
        if
@@ -319,9 +358,14 @@ attempt:
   fi;
   if
 #ifndef NO_TIMER
+#ifdef WAKE_ONLY
+  :: !onlist -> atomic { WAIT_A_STEP(t) }; goto attempt
+#else
   :: atomic { WAIT_A_STEP(t) }; goto attempt
 #endif
+#endif
   :: wk[t] -> goto attempt
+  TASK_CRASH(t)             /* waiting, perhaps listed */
   fi;
 
 hold:
@@ -329,7 +373,8 @@ hold:
   goto done;
 #endif
   do
-#ifndef NO_TIME
+  TASK_CRASH(t)             /* holding */
+#if !defined(NO_TIME) && !defined(LIVENESS)
   /* run_extend: extend.lua on the slot; the window moves later only */
   :: ext < 1 ->
      atomic {
@@ -392,7 +437,14 @@ quiet:
 done:
   skip
 end:
+  skip;
+#ifdef LIVENESS
+  goto fin;
+crashed:
+  CLOCK_GOES_ON(t);
+fin:
   skip
+#endif
 }
 
 init {
@@ -410,3 +462,9 @@ active proctype permits() {
 end:
   atomic { IN_CS_COUNT > P -> assert(false) }
 }
+#ifdef LIVENESS
+/* Liveness (README.md, "Liveness"): nothing stays blocked after every
+   holder crashed and the ttls passed: task 0, retrying without bound,
+   gets a permit whatever the others did (hold both, crash anywhere). */
+ltl acquires { <> held[0] }
+#endif

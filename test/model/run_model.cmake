@@ -32,11 +32,22 @@ execute_process(COMMAND "${CC}" -O0 -w ${CC_FLAGS} -o pan pan.c WORKING_DIRECTOR
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "compiling the verifier of ${MODEL} failed (${rc}):\n${out}")
 endif()
-execute_process(COMMAND ./pan ${PAN_ARGS} WORKING_DIRECTORY "${WORK}" TIMEOUT ${SECONDS}
+# Cut at SECONDS with SIGINT where timeout(1) is there: pan then prints
+# what it explored (states, depth: the coverage of a bounded search) before
+# it exits; execute_process's own TIMEOUT (SIGKILL) is the backstop.
+find_program(TIMEOUT_PROGRAM timeout)
+if(TIMEOUT_PROGRAM)
+  set(cut "${TIMEOUT_PROGRAM}" -s INT ${SECONDS})
+  math(EXPR backstop "${SECONDS} + 30")
+else()
+  set(cut "")
+  set(backstop ${SECONDS})
+endif()
+execute_process(COMMAND ${cut} ./pan ${PAN_ARGS} WORKING_DIRECTORY "${WORK}" TIMEOUT ${backstop}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
 string(REGEX REPLACE "(^|\n)Depth=[^\n]*" "" summary "${out}")
 message("${MODEL} ${DEFINES}:\n${summary}")
-if(rc MATCHES "timeout")
+if(rc MATCHES "timeout" OR out MATCHES "(^|\n)Interrupted")
   file(GLOB trails "${WORK}/*.trail")
   if(EXPECT STREQUAL "bounded" AND NOT trails)
     message("search cut at ${SECONDS} s (the bound): no violation in what it explored")
