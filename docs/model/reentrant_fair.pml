@@ -117,7 +117,7 @@ bool tnt[N * NO];
 
 /* Client side, per task: the hold it uses (lock_state: its count, hold id,
    released), indexed by the task whose acquisition took it; the fair
-   hand-over ledger (src/locks/fair_handover.hpp: counted grants, the first
+   hand-over ledger (src/waiting/fair_handover.hpp: counted grants, the first
    poll id a grant on each master must name); waiting for a hand-over. */
 byte lcnt[NT], lhid[NT];
 bool lrel[NT];

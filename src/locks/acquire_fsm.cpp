@@ -2,6 +2,7 @@
 #include "acquire_fsm.hpp"
 
 #include "retry_policy.hpp"
+#include "waiting/wake_ledger.hpp"
 
 #include <redlock/error.hpp>
 

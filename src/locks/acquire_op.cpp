@@ -9,7 +9,7 @@
 #include "acquire_op.hpp"
 #include "adopt.hpp"
 #include "kinds.hpp"
-#include "retry_policy.hpp"
+#include "waiting/wake_ledger.hpp"
 
 #include <redlock/error.hpp>
 #include <redlock/observer.hpp>
@@ -64,7 +64,7 @@ void acquire_op::start() {
     if (auto listed = client_->claim_listing(key_)) {
       waiter_id_ = std::move(listed->entry.id);
       queue_score_ = listed->entry.score;
-      e.listed_until = listed->sent_at + listed->entry.lapse / 2;
+      e.listed_until = listed->listed_until();
       if (e.releaser_woke_waiter) client_->note_reasked(key_);
     }
   }

@@ -12,12 +12,12 @@
 
 #include "acquire_fsm.hpp"
 #include "client_impl.hpp"
-#include "fair_handover.hpp"
 #include "hold.hpp"
 #include "kinds.hpp"
 #include "lease/report.hpp"
 #include "operations.hpp"
 #include "quorum/quorum_round.hpp"
+#include "waiting/fair_handover.hpp"
 #include "waiting/release_news.hpp"
 
 #include <boost/asio/steady_timer.hpp>

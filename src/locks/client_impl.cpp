@@ -34,7 +34,8 @@ client_impl::client_impl(boost::asio::any_io_executor ex, client_options opts, s
       // One thread runs the executor: it serializes our work already.
       strand(opts.executor_runs_on_one_thread ? strand_type(ex) : make_client_strand(ex)),
       options(std::move(opts)),
-      masters(std::make_shared<node_set>()) {
+      masters(std::make_shared<node_set>()),
+      wakes_(addresses.size(), quorum_of(addresses.size()), options.node_timeout) {
   bool any_tls = false;
   for (auto& a : addresses) any_tls |= a.tls;
   auto config = connection_config::of(options);
@@ -120,9 +121,7 @@ void client_impl::shutdown() {
 
 void client_impl::shutdown_after_releases(std::function<void()> then) {
   stopped = true;  // new operations fail with shutting_down
-  if (listing_sweep_) listing_sweep_->cancel();
-  drop_unclaimed_listings();  // before the connections drain
-  send_held_back_wakes();
+  settle_wakes();  // before the connections drain
   listener->shutdown();
   // `then` once every connection has closed (each posts its callback).
   auto left = std::make_shared<std::size_t>(masters->size());

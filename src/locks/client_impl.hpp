@@ -9,6 +9,7 @@
 #include "quorum/quorum_round.hpp"
 #include "scripts/keys.hpp"
 #include "waiting/release_listener.hpp"
+#include "waiting/wake_ledger.hpp"
 
 #include <redlock/options.hpp>
 
@@ -94,53 +95,37 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   /// `payload` announces one of our releases numbered below `before`.
   bool own_release_before(std::string_view payload, std::uint64_t before) const;
 
-  /// Mutex locks whose release by this client has just woken a waiter on a
-  /// quorum of masters. Asking for such a lock again at once would only race
-  /// that waiter for the masters' votes, and one of the two attempts would
-  /// fail: the next acquisition's first round joins the line instead
-  /// (docs/algorithm.md, section 10). "Just": within one node timeout, the
-  /// time the woken waiter has to get its request to the masters.
-  /// A release that named no waiter ends the note. (release_wakes.cpp)
-  bool woke_waiter_just_now(const std::string& key) const;
-  /// This client asked for `key` again at once after such a release.
-  void note_reasked(const std::string& key);
+  // ---- wake-ups: what this client's releases woke, listed or held back ----
+  // The ledger (waiting/wake_ledger.hpp) decides; these send what it says
+  // (wake_sends.cpp).
 
-  /// A wake-list entry a release writes behind the waiter it names.
-  struct wake_list_entry {
-    std::string id;
-    double score = 0;
-    std::chrono::milliseconds lapse{0};
-  };
-  /// The entry the next release of `key` lists this client under, when this
-  /// client was seen asking again at once after its last such release (and
-  /// still listens on the lock's wake channel): the line round of its next
+  /// Our release of `key` just woke a waiter on a quorum: the next
+  /// acquisition's first round joins the line instead of racing it
+  /// (docs/algorithm.md, section 10).
+  bool woke_waiter_just_now(const std::string& key) const { return wakes_.woke_waiter_just_now(key, now()); }
+  /// This client asked for `key` again at once after such a release.
+  void note_reasked(const std::string& key) { wakes_.note_reasked(key); }
+  /// The entry the next release of `key` lists this client under, when it
+  /// was seen asking again at once after its last such release (and still
+  /// listens on the lock's wake channel): the line round of its next
   /// acquisition then costs no call at all (mutex_release.lua, ARGV[5]).
-  /// It lives four node timeouts: the acquisition that claims it tries
-  /// within two of the release, and that try lists it for its own lapse.
   std::optional<wake_list_entry> relisting(const std::string& key);
   /// A mutex release of `key` by this client was decided; `listed`: the
   /// entry it asked the masters to list (relisting()), or null.
   void note_release_wake(const std::string& key, const quorum_round& release, const wake_list_entry* listed);
-  /// What the next acquisition of `key` takes over from note_release_wake.
-  struct listing {
-    wake_list_entry entry;
-    steady_time sent_at;  // the release round's send time (client clock)
-  };
   /// The entry our own release listed us under, if any and not yet taken:
   /// the caller now owns it (waits under its id, takes it down when done).
   /// Unclaimed, it is taken down after one node timeout; named by a release
   /// before that, it passes the wake-up on (pass_wake_on) and is spent.
-  std::optional<listing> claim_listing(const std::string& key);
-  /// Takes down every unclaimed entry (the client is shutting down).
-  void drop_unclaimed_listings();
+  std::optional<wake_ledger::listing> claim_listing(const std::string& key);
 
   /// A semaphore whose permit this client released and then asked for again
-  /// at once (within a tenth of a node timeout): its next permit release
-  /// there names no waiter, who would only find the slot taken back and
-  /// lose a round on every master; the wake-up is sent a tenth of a node
-  /// timeout later if this client has not asked again by then
-  /// (docs/algorithm.md, section 12). (permit_retakes.cpp)
-  bool retakes_permits(const std::string& semaphore_key) const;
+  /// at once: its next permit release there names no one, and the wake-up is
+  /// sent a tenth of a node timeout later if this client has not asked again
+  /// by then (docs/algorithm.md, section 12).
+  bool retakes_permits(const std::string& semaphore_key) const {
+    return !stopped && wakes_.retakes_permits(semaphore_key);
+  }
   /// A permit release (slot `permit` of `semaphore_key`, under `token`) by
   /// this client was decided; `quiet`: it named no one (release_wake::report_first).
   void note_permit_release(const std::string& semaphore_key, unsigned permit, const std::string& token,
@@ -149,10 +134,10 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   /// released, to try first, when the release was a moment ago; the wake-up
   /// that release held back then waits for that first attempt's decision
   /// (permit_retake_decided): dropped if it won, sent if not.
-  std::optional<unsigned> note_permit_asked(const std::string& semaphore_key);
+  std::optional<unsigned> note_permit_asked(const std::string& semaphore_key) {
+    return wakes_.note_permit_asked(semaphore_key, std::chrono::steady_clock::now());
+  }
   void permit_retake_decided(const std::string& semaphore_key, bool won);
-  /// Sends every wake-up a quiet release held back (the client shuts down).
-  void send_held_back_wakes();
 
   /// Closes every connection now (the io_context will not run again).
   void shutdown();
@@ -176,45 +161,18 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   };
   std::array<own_release, 64> own_releases_{};
   std::uint64_t own_releases_sent_ = 0;
-  // Mutex releases of ours that named a waiter, the latest few, one per key.
-  struct release_note {
-    std::string key;
-    steady_time at;      // decided (client clock)
-    bool woke = false;   // named a waiter on a quorum
-    bool reasks = false; // and we asked again at once after the one before
-    // The release's listing of us (id empty: none, or claimed).
-    listing listed;
-    bool passed_on = false;  // named before claimed: the wake-up went on
-    std::chrono::steady_clock::time_point listed_real_at{};
-    release_listener::waiter_id listed_watch = 0;
-  };
-  release_note* find_note(const std::string& key);
-  void drop_listing(release_note& note, bool must_reach = false);
+  wake_ledger wakes_;
+  void take_down(const wake_ledger::unclaimed_listing& unclaimed, bool must_reach = false);
   void sweep_unclaimed_listings();
-  void arm_listing_sweep(std::chrono::steady_clock::time_point at);
-  std::deque<release_note> release_notes_;
-  // Permit releases of ours, the latest one per semaphore, a few semaphores.
-  struct permit_note {
-    std::string key;  // the semaphore's
-    std::chrono::steady_clock::time_point at;  // decided
-    bool retakes = false;  // asked again at once after a release
-    bool asked = false;    // asked at once, that first attempt undecided
-    unsigned permit = 0;
-    std::string token;
-    // A quiet release's wake-up, held back: the masters where a waiter heads
-    // the list, and when to send it.
-    std::vector<std::uint32_t> held_back;
-    std::chrono::steady_clock::time_point wake_at;
-  };
-  permit_note* find_permit_note(const std::string& key);
-  std::chrono::steady_clock::duration retake_window() const { return options.node_timeout / 10; }
-  void send_held_back_wake(permit_note& note, bool must_reach = false);
+  void send_held_back(const wake_ledger::held_back_wake& wake);
   void send_due_wakes();
-  void arm_held_back_wakes(std::chrono::steady_clock::time_point at);
-  std::deque<permit_note> permit_notes_;
+  void arm(std::optional<boost::asio::steady_timer>& timer, std::chrono::steady_clock::time_point at,
+           void (client_impl::*fired)());
+  /// At shutdown: takes down every unclaimed listing and sends every
+  /// held-back wake-up, before the connections drain.
+  void settle_wakes();
   std::optional<boost::asio::steady_timer> held_back_wakes_;
   std::optional<boost::asio::steady_timer> listing_sweep_;
-  bool listing_sweep_armed_ = false;
 };
 
 /// What each master said in `round`, as a lock keeps it (lock_state::answers).

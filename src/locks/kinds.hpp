@@ -85,7 +85,7 @@ struct release_terms {
   release_wake wake = release_wake::first_waiter;
   /// Mutex (may be null): listed behind the waiter the release names, where
   /// it names one (client_impl::relisting).
-  const client_impl::wake_list_entry* relist = nullptr;
+  const wake_list_entry* relist = nullptr;
 };
 
 /// Where a fair waiter stands in line: its score and its queue timeout.

@@ -31,12 +31,4 @@ inline milliseconds longest_poll_gap(const acquire_options& o, milliseconds node
   return 2 * node_timeout + std::max(longest_delay, fair_backoff(longest_delay, far_back, o));
 }
 
-/// How long a mutex waiter's entry on the wake list lives after each of its
-/// attempts: twice the longest time between two of its attempts as a master
-/// sees them, so a live waiter never lapses between its own attempts and a
-/// dead one stops being woken soon after (docs/algorithm.md, section 10).
-inline milliseconds wake_list_lapse(const acquire_options& o, milliseconds node_timeout) {
-  return 2 * (2 * node_timeout + o.retry_delay + o.retry_jitter);
-}
-
 }  // namespace redlock::detail

@@ -4,8 +4,8 @@
 #define BOOST_TEST_MODULE unit_waiting_ledgers
 #include <boost/test/unit_test.hpp>
 
-#include "locks/fair_handover.hpp"
 #include "quorum/validity.hpp"
+#include "waiting/fair_handover.hpp"
 #include "waiting/release_news.hpp"
 
 using namespace std::chrono_literals;

@@ -73,6 +73,6 @@ round_ptr release_token_hold(const std::shared_ptr<client_impl>& client, const l
 round_ptr token_release_round(const std::shared_ptr<client_impl>& client, const std::string& key,
                               const std::string& token, release_wake wake, bool described,
                               const std::string& waiters_key, const std::string& listed_as,
-                              const client_impl::wake_list_entry* relist, quorum_round::decided_fn done);
+                              const wake_list_entry* relist, quorum_round::decided_fn done);
 
 }  // namespace redlock::detail

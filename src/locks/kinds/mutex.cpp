@@ -34,7 +34,7 @@ round_ptr one_key_extend(const std::shared_ptr<client_impl>& client, const lock_
 round_ptr token_release_round(const std::shared_ptr<client_impl>& client, const std::string& key,
                               const std::string& token, release_wake wake, bool described,
                               const std::string& waiters_key, const std::string& listed_as,
-                              const client_impl::wake_list_entry* relist, quorum_round::decided_fn done) {
+                              const wake_list_entry* relist, quorum_round::decided_fn done) {
   if (wake != release_wake::none) client->note_own_release(token);  // a quiet one may be published later ('pass')
   // On the stack: this is every mutex and semaphore release.
   auto relist_score = relist ? score_text(relist->score) : std::array<char, 32>{};
