@@ -73,7 +73,7 @@ struct rw_fields {
   /// release takes down where a refusal left it up ('' for none).
   std::string writer_mark;
 };
-/// Names held together (acquire_options::together): all of them, sorted,
+/// Names held together (acquire_options::other_names): all of them, sorted,
 /// their keys and (fenced) their tokens.
 struct set_fields {
   std::vector<std::string> names, keys;
