@@ -57,10 +57,10 @@ outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& s
   std::vector<std::unique_ptr<redlock::client>> clients;
   asio::io_context one_loop(1);  // --one-thread: every worker's client on it
   std::vector<std::unique_ptr<redlock::async_client>> async_clients;
-  std::vector<std::shared_ptr<redlock::counters>> counters;  // attempts per section
+  std::vector<std::shared_ptr<redlock::counting_observer>> counters;  // attempts per section
   for (std::size_t w = 0; w < workers; ++w) {
     auto opts = s.client_options();
-    opts.observer = counters.emplace_back(std::make_shared<redlock::counters>());
+    opts.observer = counters.emplace_back(std::make_shared<redlock::counting_observer>());
     if (s.one_thread) {
       auto& c = *async_clients.emplace_back(std::make_unique<redlock::async_client>(one_loop.get_executor(), opts));
       // Warm-up: open the connections (a failure here shows up in the run).

@@ -121,7 +121,7 @@ class REDLOCK_EXPORT async_client {
   /// whoever holds it, and announces the release as the kind's own release
   /// does (waiters retry at once; a leader's observers hear it resigned).
   /// `only`: remove holds of that representation alone (key_content::mutex,
-  /// owners, rwlock or semaphore), leaving any other. Fence counters are
+  /// reentrant, rwlock or semaphore), leaving any other. Fence counters are
   /// kept, so fencing tokens keep increasing. A holder that is alive is not
   /// told: it keeps running until its next renewal finds its token gone.
   /// Completes with each master's outcome (errc::wrong_type where the key
@@ -174,8 +174,8 @@ class REDLOCK_EXPORT async_client {
   /// leader that dies without resigning is seen gone when its lease ends.
   /// `fallback`: while no leader is known, the masters are read again this
   /// often anyway, in case a message was lost (a subscriber reconnecting).
-  observation observe(std::string name, std::function<void(const std::optional<leader_info>&)> on_change,
-                      milliseconds fallback = milliseconds(5000));
+  leader_subscription observe(std::string name, std::function<void(const std::optional<leader_info>&)> on_change,
+                              milliseconds fallback = milliseconds(5000));
 
   /// A handle for a hold taken elsewhere (another process, for example
   /// `redlock acquire` in a shell script) from its name and token, so it can

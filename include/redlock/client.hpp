@@ -39,7 +39,7 @@ class REDLOCK_EXPORT client {
   void release(const lock& l);
   void extend(const lock& l, milliseconds ttl);
   /// Each master's view of `name` (async_client::async_status). Read-only.
-  std::vector<node_status> status(const std::string& name);
+  std::vector<node_lock_view> status(const std::string& name);
   /// A handle for a hold taken elsewhere, from its name and token
   /// (async_client::adopt): acts on that hold alone.
   lock adopt(const std::string& name, const std::string& token, milliseconds ttl,
@@ -53,7 +53,7 @@ class REDLOCK_EXPORT client {
   lock acquire(const std::string& name, const acquire_options& opts, boost::system::error_code& ec);
   void release(const lock& l, boost::system::error_code& ec);
   void extend(const lock& l, milliseconds ttl, boost::system::error_code& ec);
-  std::vector<node_status> status(const std::string& name, boost::system::error_code& ec);
+  std::vector<node_lock_view> status(const std::string& name, boost::system::error_code& ec);
 
   /// Leader election (async_client::async_campaign): blocks until this
   /// caller leads `name` or `opts.wait` ran out (errc::not_acquired).
@@ -102,7 +102,7 @@ class REDLOCK_EXPORT client {
                                                           std::shared_ptr<acquire_report>& report);
   boost::system::error_code wait_release(const lock& l);
   boost::system::error_code wait_extend(const lock& l, milliseconds ttl, std::string& message);
-  std::pair<boost::system::error_code, std::vector<node_status>> wait_status(const std::string& name);
+  std::pair<boost::system::error_code, std::vector<node_lock_view>> wait_status(const std::string& name);
   lock wait_campaign(const std::string& name, const acquire_options& given, std::stop_token stop,
                      boost::system::error_code& ec, std::string& message, std::shared_ptr<acquire_report>& report);
 

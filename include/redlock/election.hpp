@@ -18,7 +18,7 @@
 
 namespace redlock {
 
-struct node_status;
+struct node_lock_view;
 
 namespace detail {
 class leader_watch;
@@ -39,24 +39,28 @@ struct leader_info {
 /// holding the name on at least `quorum` of them, with its proclaimed epoch.
 /// None while no token holds a quorum, or its holder has not proclaimed an
 /// epoch yet (a campaign proclaims right after it wins).
-REDLOCK_EXPORT std::optional<leader_info> leader_of(const std::vector<node_status>& views, std::size_t quorum);
+REDLOCK_EXPORT std::optional<leader_info> leader_of(const std::vector<node_lock_view>& views, std::size_t quorum);
 
-/// An observation started by async_client::observe: stops when destroyed
-/// (or stop() is called). Move-only.
-class REDLOCK_EXPORT observation {
+/// The subscription async_client::observe returns: the callback is called
+/// until this is destroyed (or stop() is called). Move-only.
+class REDLOCK_EXPORT leader_subscription {
  public:
-  observation() = default;
-  explicit observation(std::shared_ptr<detail::leader_watch> w) noexcept : watch_(std::move(w)) {}
-  observation(observation&&) noexcept = default;
-  observation& operator=(observation&& other) noexcept;
-  observation(const observation&) = delete;
-  observation& operator=(const observation&) = delete;
-  ~observation();
+  leader_subscription() = default;
+  explicit leader_subscription(std::shared_ptr<detail::leader_watch> w) noexcept : watch_(std::move(w)) {}
+  leader_subscription(leader_subscription&&) noexcept = default;
+  leader_subscription& operator=(leader_subscription&& other) noexcept;
+  leader_subscription(const leader_subscription&) = delete;
+  leader_subscription& operator=(const leader_subscription&) = delete;
+  ~leader_subscription();
   /// No more calls after this returns (one already running may finish).
   void stop();
 
  private:
   std::shared_ptr<detail::leader_watch> watch_;
 };
+
+/// The old name of leader_subscription (it read as an observed value, not a
+/// handle that keeps the callback coming); goes in 1.0.
+using observation [[deprecated("use leader_subscription")]] = leader_subscription;
 
 }  // namespace redlock

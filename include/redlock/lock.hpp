@@ -46,8 +46,11 @@ class REDLOCK_EXPORT lock {
   std::chrono::milliseconds remaining_validity() const;
 
   lock_kind kind() const;
-  /// Reentrant and fair locks: levels this owner holds (0 once fully released).
-  int holds() const;
+  /// Reentrant and fair locks: how many times this owner has entered and not
+  /// yet released (0 once fully released).
+  int hold_count() const;
+  /// The old name of hold_count() (it read as a yes/no question); goes in 1.0.
+  [[deprecated("use hold_count()")]] int holds() const { return hold_count(); }
 
   /// The fencing token, for locks acquired with acquire_options::fenced. A
   /// semaphore's tokens are per permit slot (docs/fencing.md): storage
@@ -56,7 +59,7 @@ class REDLOCK_EXPORT lock {
   /// Semaphores: which permit slot this holder has, 0 to permits - 1.
   std::optional<unsigned> permit() const;
   /// Every name it holds, sorted: the one name, or all the names of a lock
-  /// held together (acquire_options::together).
+  /// held together (acquire_options::other_names).
   std::vector<std::string> names() const;
   /// Fenced: one token per name, in names() order (fence() is the token of
   /// the name acquired, for a lock over one name).
@@ -72,7 +75,7 @@ class REDLOCK_EXPORT lock {
   boost::asio::cancellation_slot lost_slot() const;
 
   /// Each master's answer to the acquisition round, in node order.
-  const std::vector<node_result>& nodes() const;
+  const std::vector<node_vote>& nodes() const;
 
  private:
   friend struct detail::lock_access;  // the library makes handles and reaches their state

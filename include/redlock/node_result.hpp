@@ -25,7 +25,9 @@ enum class node_state : std::uint8_t {
   pending,  ///< still no reply when the quorum was decided (the round completes early)
 };
 
-struct node_result {
+/// How one master voted in an acquisition round: its part of the quorum
+/// (not the acquisition's result).
+struct node_vote {
   std::string node;                 ///< URI without the password
   node_state state = node_state::pending;
   boost::system::error_code error;  ///< set for failed and unknown
@@ -40,17 +42,21 @@ struct acquire_report {
   /// The last attempt's round, one entry per master in client_options::nodes
   /// order. Empty when no round ran (an option refused before any attempt,
   /// or a re-entry decided by the client alone).
-  std::vector<node_result> last_attempt;
+  std::vector<node_vote> last_attempt;
 };
+
+/// The old name of node_vote (it read as the acquisition's result); goes
+/// in 1.0.
+using node_result [[deprecated("use node_vote")]] = node_vote;
 
 /// "locked", "refused", "failed", "unknown", "pending".
 REDLOCK_EXPORT std::string_view to_string(node_state s) noexcept;
 
 /// One line per master for an operator: "redis://a:6379 refused (312 us)",
 /// "redis://b:6379 failed: Connection refused".
-REDLOCK_EXPORT std::string describe(const node_result& r);
+REDLOCK_EXPORT std::string describe(const node_vote& r);
 
 /// A short summary of a round: "1 locked, 2 refused".
-REDLOCK_EXPORT std::string summarize(const std::vector<node_result>& round);
+REDLOCK_EXPORT std::string summarize(const std::vector<node_vote>& round);
 
 }  // namespace redlock

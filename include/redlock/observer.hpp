@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Observability without a logging library: implement `observer` (or use
-// `counters`) and pass it in client_options::observer. Hooks run on the
+// `counting_observer`) and pass it in client_options::observer. Hooks run on the
 // client's I/O strand (but for the end of a hold dropped unreleased):
 // keep them short and never block in them.
 #pragma once
@@ -129,10 +129,10 @@ class REDLOCK_EXPORT observer {
   virtual void on_log(log_level /*level*/, std::string_view /*message*/) {}
 };
 
-/// Ready-made counters, safe to read from any thread (relaxed atomics):
-/// export them to your metrics system.
+/// A ready-made observer that counts events in atomics, safe to read from
+/// any thread (relaxed): export them to your metrics system.
 /// Per-master arrays cover the first `max_nodes` masters.
-class REDLOCK_EXPORT counters : public observer {
+class REDLOCK_EXPORT counting_observer : public observer {
  public:
   static constexpr std::size_t max_nodes = 16;
   struct per_node {
@@ -162,5 +162,9 @@ class REDLOCK_EXPORT counters : public observer {
  private:
   static constexpr auto relaxed = std::memory_order_relaxed;
 };
+
+/// The old name of counting_observer (it did not say it is an observer);
+/// goes in 1.0.
+using counters [[deprecated("use counting_observer")]] = counting_observer;
 
 }  // namespace redlock

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,6 +18,19 @@ namespace redlock {
 
 using std::chrono::milliseconds;
 class observer;
+
+namespace detail {
+/// The type of a renamed list-of-names option kept for 0.x: setting it
+/// warns (a [[deprecated]] data member would warn wherever the options are
+/// copied, with GCC 12), reading it does not, so the library can honour it.
+struct deprecated_names : std::vector<std::string> {
+  deprecated_names() = default;
+  [[deprecated("use other_names")]] deprecated_names(std::initializer_list<std::string> names)
+      : std::vector<std::string>(names) {}
+  [[deprecated("use other_names")]] deprecated_names(std::vector<std::string> names)
+      : std::vector<std::string>(std::move(names)) {}
+};
+}  // namespace detail
 
 /// A client's masters, timeouts and hooks. Checked when the client is built.
 struct client_options {
@@ -142,7 +156,7 @@ struct acquire_options {
   std::shared_ptr<acquire_report> report{};
   /// Who holds the lock, in words (say "host:pid job-42"): stored with the
   /// hold on each master while it lasts and shown by status
-  /// (node_status::description), for operators. Never read by any decision.
+  /// (node_lock_view::description), for operators. Never read by any decision.
   /// At most max_description_bytes, no control characters; empty: none (a
   /// plain mutex then needs no script on the masters). Not for read-write
   /// locks yet (refused with bad_option).
@@ -153,12 +167,16 @@ struct acquire_options {
   /// the semaphore is in use (docs/algorithm.md, section 12). 0 for the
   /// other kinds.
   unsigned permits = 0;
-  /// A mutex over several names, all or none: these names are held together
+  /// A mutex over several names, all or none: these other names are held
   /// with the one acquired, under one token, one validity and one release
   /// (docs/algorithm.md, section 13). Order does not matter (names are
   /// sorted, so overlapping sets never deadlock); each name once, at most
   /// max_names in all; mutex only. lock::names() and lock::fences() list them.
-  std::vector<std::string> together{};
+  std::vector<std::string> other_names{};
+  /// The old name of other_names (it read as a flag); give one or the other.
+  /// Goes in 1.0. Last, so that designated initialisers that named it last
+  /// still compile.
+  detail::deprecated_names together{};
 };
 
 /// What async_client::adopt needs to know of a hold beyond its name and
@@ -169,7 +187,7 @@ struct adopt_options {
   /// The kind of hold the token names. Unset: read from the token, as the
   /// library writes them: 'r:<hex>' / 'w:<hex>' a read-write lock's read or
   /// write hold, 's:<hex>' a hold of several names together (give them in
-  /// `together`), '<client id>:<owner>' a reentrant or fair owner, anything
+  /// `other_names`), '<client id>:<owner>' a reentrant or fair owner, anything
   /// else a mutex's token. A semaphore permit's token looks like a mutex's:
   /// say lock_kind::semaphore, with `permit` and `permits`.
   std::optional<lock_kind> kind{};
@@ -179,16 +197,27 @@ struct adopt_options {
   unsigned permits = 0;
   /// A hold of several names together ('s:' token): the other names (in
   /// any order; lock::names() lists them all).
-  std::vector<std::string> together{};
+  std::vector<std::string> other_names{};
+  /// The old name of other_names; give one or the other. Goes in 1.0.
+  detail::deprecated_names together{};
 };
 #define REDLOCK_HAS_ADOPT_OPTIONS 1
+
+namespace detail {
+/// The other names asked for (acquire_options, adopt_options), under
+/// whichever name they were given: the library reads them only through this.
+template <class Options>
+const std::vector<std::string>& other_names_of(const Options& o) noexcept {
+  return o.other_names.empty() ? o.together : o.other_names;
+}
+}  // namespace detail
 
 /// The longest acquire_options::description accepted.
 inline constexpr std::size_t max_description_bytes = 256;
 /// The most permits a semaphore may have (each attempt names every slot on
 /// every master).
 inline constexpr unsigned max_permits = 1024;
-/// The most names one lock may hold together (the name and `together`).
+/// The most names one lock may hold together (the name and `other_names`).
 inline constexpr std::size_t max_names = 64;
 
 }  // namespace redlock

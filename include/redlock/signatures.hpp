@@ -19,7 +19,7 @@ using acquire_signature = void(boost::system::error_code, lock);
 /// Release, extend, resign: done, or why not.
 using done_signature = void(boost::system::error_code);
 /// Status: each master's view.
-using status_signature = void(boost::system::error_code, std::vector<node_status>);
+using status_signature = void(boost::system::error_code, std::vector<node_lock_view>);
 /// The lock names on the masters (async_list).
 using list_signature = void(boost::system::error_code, lock_listing);
 /// A forced release: what each master held and what was removed there.

@@ -20,11 +20,14 @@ namespace redlock {
 /// What a lock's key holds on one master.
 enum class key_content {
   free,     ///< no key
-  mutex,    ///< a mutex: `node_status::token` is the holder's token
-  owners,   ///< a reentrant or fair lock: `node_status::owners` hold it
+  mutex,    ///< a mutex: `node_lock_view::token` is the holder's token
+  reentrant,  ///< a reentrant or fair lock (a fair lock is reentrant too): `node_lock_view::owners` hold it
   foreign,  ///< someone else's data under the lock's name (`foreign_type`); never touched
-  semaphore,  ///< a semaphore in use: `node_status::permits` and `permit_holds`
+  semaphore,  ///< a semaphore in use: `node_lock_view::permits` and `permit_holds`
   rwlock,     ///< a read-write lock: `owners` are its holds, 'r:<token>' (readers) or 'w:<token>' (the writer)
+  /// The old name of `reentrant` (it read as "any lock with owners", but a
+  /// read-write lock has owners too); goes in 1.0.
+  owners [[deprecated("use key_content::reentrant")]] = reentrant,
 };
 
 /// One owner of a reentrant or fair lock on one master.
@@ -42,13 +45,14 @@ struct permit_hold {
   std::string description;             ///< the holder's acquire_options::description, if it gave one
 };
 
-/// One master's view of a lock (async_client::async_status).
-struct node_status {
+/// What one master holds under a lock's name (async_client::async_status):
+/// its view of the lock, not the master's health.
+struct node_lock_view {
   std::string node;                 ///< URI without the password
   boost::system::error_code error;  ///< set when the master did not answer (the rest is then empty)
   key_content content = key_content::free;
   std::string token;                   ///< content == mutex: the holder's token
-  std::vector<owner_hold> owners;      ///< content == owners: who holds it
+  std::vector<owner_hold> owners;      ///< content == reentrant or rwlock: who holds it
   std::string foreign_type;            ///< content == foreign: the key's Redis type ("list", "hash", ...)
   std::chrono::milliseconds pttl{-2};  ///< as PTTL: -2 no key, -1 no expiry
   std::optional<std::uint64_t> fence;  ///< the fence counter, if any
@@ -68,8 +72,9 @@ struct list_options {
   unsigned scan_count = 1000;
 };
 
-/// How one master's keys were walked (async_client::async_list).
-struct node_scan {
+/// One master's part of a lock_listing (async_client::async_list): whether
+/// its keys could be walked.
+struct node_listing {
   std::string node;                 ///< URI without the password
   boost::system::error_code error;  ///< set when it did not answer (what it had is not listed)
 };
@@ -81,7 +86,7 @@ struct node_scan {
 struct lock_listing {
   std::vector<std::string> names;  ///< sorted, each once
   bool truncated = false;          ///< more names than list_options::max_names: some are not listed
-  std::vector<node_scan> nodes;    ///< per master, in node order
+  std::vector<node_listing> nodes;    ///< per master, in node order
 };
 
 /// One hold a forced release removed on one master.
@@ -105,6 +110,13 @@ struct node_forced_release {
 };
 
 /// "free", "mutex", "owners", "foreign", "semaphore", "rwlock": for logs and machine-readable output.
+/// key_content::reentrant stays "owners" there, so scripts that read
+/// `redlock status --json` keep working.
 REDLOCK_EXPORT std::string_view key_content_name(key_content c) noexcept;
+
+/// The old names, which read as a master's health and as a SCAN cursor;
+/// they go in 1.0.
+using node_status [[deprecated("use node_lock_view")]] = node_lock_view;
+using node_scan [[deprecated("use node_listing")]] = node_listing;
 
 }  // namespace redlock

@@ -47,14 +47,14 @@ struct lock_row {
 // holds (as the library reads it), told apart further where the holder
 // says more (a set's token, a leader's proclamation, a fair queue). A fair
 // lock nobody waits for is stored exactly as a reentrant one. Empty: no lock.
-std::string kind_of(const redlock::node_status& n) {
+std::string kind_of(const redlock::node_lock_view& n) {
   switch (n.content) {
     case key_content::mutex:
       if (!looks_like_token(n.token)) return {};  // a string of someone else's, not a lock
       if (n.token.starts_with("s:")) return "set";
       if (n.description.starts_with("epoch ")) return "election";
       return "mutex";
-    case key_content::owners: return n.waiters.empty() ? "reentrant/fair" : "fair";
+    case key_content::reentrant: return n.waiters.empty() ? "reentrant/fair" : "fair";
     case key_content::rwlock: return "rwlock";
     case key_content::semaphore: return "semaphore";
     default: return {};
@@ -76,7 +76,7 @@ void add_holder(lock_row& row, holder_row h) {
   if (same->description.empty()) same->description = std::move(h.description);
 }
 
-lock_row merge(const std::string& name, const std::vector<redlock::node_status>& nodes) {
+lock_row merge(const std::string& name, const std::vector<redlock::node_lock_view>& nodes) {
   lock_row row{name, {}, 0, -2, {}, {}};
   for (auto& n : nodes) {
     auto kind = n.error ? std::string() : kind_of(n);
@@ -86,7 +86,7 @@ lock_row merge(const std::string& name, const std::vector<redlock::node_status>&
     if (row.waiters.empty()) row.waiters = n.waiters;
     switch (n.content) {
       case key_content::mutex: add_holder(row, {"holder", n.token, {}, n.description, 0, n.pttl.count()}); break;
-      case key_content::owners:
+      case key_content::reentrant:
         for (auto& o : n.owners) {
           // The description names one owner (status shows it for that one alone).
           bool described = n.owners.size() == 1;
@@ -119,7 +119,7 @@ std::vector<lock_row> read_rows(redlock::client& client, const std::vector<std::
   constexpr std::size_t in_flight = 32;
   std::vector<lock_row> rows;
   for (std::size_t first = 0; first < names.size(); first += in_flight) {
-    std::vector<std::future<std::vector<redlock::node_status>>> views;
+    std::vector<std::future<std::vector<redlock::node_lock_view>>> views;
     for (std::size_t i = first; i < std::min(names.size(), first + in_flight); ++i)
       views.push_back(client.async().async_status(names[i], boost::asio::use_future));
     for (std::size_t i = 0; i < views.size(); ++i) {
@@ -214,7 +214,7 @@ namespace {
 // all one string key; a reentrant and a fair lock, owners in a hash).
 key_content forced_kind(const std::string& k) {
   if (k == "mutex" || k == "set" || k == "election") return key_content::mutex;
-  if (k == "reentrant" || k == "fair") return key_content::owners;
+  if (k == "reentrant" || k == "fair") return key_content::reentrant;
   if (k == "rwlock" || k == "read-write") return key_content::rwlock;
   if (k == "semaphore") return key_content::semaphore;
   usage("--kind '" + k + "' is not a lock kind (mutex, set, election, reentrant, fair, rwlock, semaphore)");

@@ -154,7 +154,7 @@ std::optional<std::string> held_as_other_kind(redlock::client& client, const std
     std::string words;
     if (n.content == redlock::key_content::mutex && looks_like_token(n.token)) words = kind_words(redlock::lock_kind::mutex);
     if (n.content == redlock::key_content::rwlock) words = kind_words(redlock::lock_kind::read);
-    if (n.content == redlock::key_content::owners && !n.owners.empty()) words = "a reentrant or fair lock";
+    if (n.content == redlock::key_content::reentrant && !n.owners.empty()) words = "a reentrant or fair lock";
     if (!words.empty() && words != asked_words) return words;
   }
   return std::nullopt;

@@ -24,7 +24,7 @@ int acquire(const std::vector<std::string>& args) {
   auto vm = parse(args, d);
   auto c = read_common(vm, true);
   auto a = read_acquire(vm);
-  a.together = c.more_names;
+  a.other_names = c.more_names;
   c.client.observer = with_connection_log(vm, nullptr);
   redlock::client client(c.client);
   auto l = acquire_or_explain(client, c, a, vm);
@@ -49,7 +49,7 @@ redlock::adopt_options hold_named_by(redlock::client& client, const common& c, c
   if (!set_token && !c.more_names.empty())
     usage("--name given " + std::to_string(c.more_names.size() + 1) + " times, but token '" + token +
           "' holds one name (a hold of several names has an 's:' token)");
-  how.together = c.more_names;
+  how.other_names = c.more_names;
   boost::system::error_code ec;
   auto nodes = client.status(c.name, ec);
   if (ec) {
@@ -64,11 +64,11 @@ redlock::adopt_options hold_named_by(redlock::client& client, const common& c, c
       how.kind = lock_kind::mutex;
       return how;
     }
-    if (n.content == key_content::owners || n.content == key_content::rwlock)
+    if (n.content == key_content::reentrant || n.content == key_content::rwlock)
       for (auto& o : n.owners)
         if (o.owner == token) {
           // A reentrant and a fair hold release and extend alike.
-          how.kind = n.content == key_content::owners ? lock_kind::reentrant
+          how.kind = n.content == key_content::reentrant ? lock_kind::reentrant
                      : token.rfind("w:", 0) == 0     ? lock_kind::write
                                                      : lock_kind::read;
           return how;

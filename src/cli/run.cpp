@@ -197,7 +197,7 @@ int run_holding(const std::vector<std::string>& args, bool elect) {
   auto vm = parse(args, d, &command);
   auto c = read_common(vm, !elect);
   auto a = read_acquire(vm);
-  a.together = c.more_names;
+  a.other_names = c.more_names;
   auto grace = duration_arg(vm, "grace", 5s);
   auto policy = on_lost_arg(vm);
   a.max_hold = duration_arg(vm, "max-hold", 0s);

@@ -20,9 +20,9 @@ int status(const std::vector<std::string>& args) {
   auto vm = parse(args, d);
   auto c = read_common(vm);
   redlock::client client(c.client);
-  std::promise<std::vector<redlock::node_status>> p;
+  std::promise<std::vector<redlock::node_lock_view>> p;
   auto f = p.get_future();
-  client.async().async_status(c.name, [&p](boost::system::error_code, std::vector<redlock::node_status> s) {
+  client.async().async_status(c.name, [&p](boost::system::error_code, std::vector<redlock::node_lock_view> s) {
     p.set_value(std::move(s));
   });
   auto nodes = f.get();
@@ -38,7 +38,7 @@ int status(const std::vector<std::string>& args) {
       o["holds"] = redlock::key_content_name(n.content);
       if (n.content == redlock::key_content::mutex) o["token"] = n.token;
       if (n.content == redlock::key_content::foreign) o["type"] = n.foreign_type;
-      if (n.content == redlock::key_content::owners || n.content == redlock::key_content::rwlock) {
+      if (n.content == redlock::key_content::reentrant || n.content == redlock::key_content::rwlock) {
         json::array owners;
         for (auto& h : n.owners) owners.push_back(json::object{{"owner", h.owner}, {"count", h.count}});
         o["owners"] = std::move(owners);
@@ -75,7 +75,7 @@ int status(const std::vector<std::string>& args) {
       case redlock::key_content::mutex:
         std::cout << "held by " << n.token << ", pttl " << n.pttl.count() << " ms";
         break;
-      case redlock::key_content::owners:
+      case redlock::key_content::reentrant:
         std::cout << "held by";
         for (auto& h : n.owners) std::cout << " " << h.owner << " (entered " << h.count << "x)";
         std::cout << ", pttl " << n.pttl.count() << " ms";

@@ -115,7 +115,7 @@ void async_client::start_campaign(std::string name, acquire_options opts,
   opts.fenced = opts.renew = true;
   if (auto bad = detail::check_acquire(name, opts, impl_->options.node_timeout))
     return refuse(*impl_, std::move(handler), "async_campaign", bad, lock{});
-  if (opts.kind != lock_kind::mutex || !opts.together.empty())
+  if (opts.kind != lock_kind::mutex || !detail::other_names_of(opts).empty())
     return refuse(*impl_, std::move(handler), "async_campaign",
                   {make_error_code(errc::bad_option), "a campaign is for one name, of the mutex kind"}, lock{});
   auto asked_at = std::chrono::system_clock::now();
@@ -138,24 +138,25 @@ void async_client::start_leader(std::string name, asio::any_completion_handler<l
   auto ex = asio::get_associated_executor(handler, impl_->executor);
   start_status(std::move(name),
                asio::bind_executor(ex, [h = std::move(handler), quorum = quorum()](
-                                           boost::system::error_code ec, std::vector<node_status> views) mutable {
+                                           boost::system::error_code ec, std::vector<node_lock_view> views) mutable {
                  std::move(h)(ec, ec ? std::nullopt : leader_of(views, quorum));
                }));
 }
 
-observation async_client::observe(std::string name, std::function<void(const std::optional<leader_info>&)> on_change,
-                                  milliseconds fallback) {
+leader_subscription async_client::observe(std::string name,
+                                          std::function<void(const std::optional<leader_info>&)> on_change,
+                                          milliseconds fallback) {
   if (name.empty()) throw error(errc::empty_name, "lock name is empty");
   if (!on_change) throw error(errc::bad_option, "observe: on_change is empty");
   if (fallback <= milliseconds(0)) throw error(errc::bad_option, "observe: fallback must be > 0");
   auto watch = std::make_shared<detail::leader_watch>(impl_, std::move(name), std::move(on_change), fallback);
   watch->start();
-  return observation(std::move(watch));
+  return leader_subscription(std::move(watch));
 }
 
 void async_client::start_status(std::string name, asio::any_completion_handler<status_signature> handler) {
   if (name.empty()) return fail_now(impl_->executor, std::move(handler), make_error_code(errc::empty_name),
-                                    std::vector<node_status>{});
+                                    std::vector<node_lock_view>{});
   detail::initiation under_way;
   dispatch_on_strand(impl_->strand, [impl = impl_, n = std::move(name), h = std::move(handler)]() mutable {
     detail::start_status(std::move(impl), std::move(n), std::move(h));

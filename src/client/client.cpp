@@ -90,9 +90,9 @@ error_code client::wait_extend(const lock& l, milliseconds ttl, std::string& mes
   return std::get<0>(wait_for<error_code>([&](auto done) { async_->async_extend(l, ttl, std::move(done)); }));
 }
 
-std::pair<error_code, std::vector<node_status>> client::wait_status(const std::string& name) {
+std::pair<error_code, std::vector<node_lock_view>> client::wait_status(const std::string& name) {
   io_->check_not_io_thread();
-  auto [ec, views] = wait_for<error_code, std::vector<node_status>>(
+  auto [ec, views] = wait_for<error_code, std::vector<node_lock_view>>(
       [&](auto done) { async_->async_status(name, std::move(done)); });
   return {ec, std::move(views)};
 }
@@ -137,7 +137,7 @@ void client::extend(const lock& l, milliseconds ttl) {
   if (ec) throw_failed(ec, l ? "extend '" + l.name() + "'" : "extend");
 }
 
-std::vector<node_status> client::status(const std::string& name) {
+std::vector<node_lock_view> client::status(const std::string& name) {
   auto [ec, nodes] = wait_status(name);
   if (ec) throw_failed(ec, "status '" + name + "'");
   return std::move(nodes);
@@ -169,10 +169,10 @@ void client::extend(const lock& l, milliseconds ttl, error_code& ec) {
   ec = wait_extend(l, ttl, message);
 }
 
-std::vector<node_status> client::status(const std::string& name, error_code& ec) {
+std::vector<node_lock_view> client::status(const std::string& name, error_code& ec) {
   auto [result, nodes] = wait_status(name);
   ec = result;
-  return ec ? std::vector<node_status>{} : std::move(nodes);
+  return ec ? std::vector<node_lock_view>{} : std::move(nodes);
 }
 
 guard client::lock_guard(const std::string& name, const acquire_options& opts) {

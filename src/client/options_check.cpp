@@ -62,12 +62,17 @@ check_result check_ttl(milliseconds ttl, milliseconds node_timeout) {
 }
 
 namespace {
-// `name` and `together`, held as one lock: each once, none empty, max_names in all.
-check_result check_names_together(std::string_view name, const std::vector<std::string>& together) {
-  if (together.size() + 1 > max_names)
+// `name` and the other names, held as one lock: each once, none empty,
+// max_names in all; the other names given under one name, the new or the old.
+template <class Options>
+check_result check_names_together(std::string_view name, const Options& o) {
+  if (!o.other_names.empty() && !o.together.empty())
+    return fail(errc::bad_option, "other_names and its old name `together` are both set: give other_names only");
+  const auto& others = other_names_of(o);
+  if (others.size() + 1 > max_names)
     return fail(errc::bad_option, "at most " + std::to_string(max_names) + " names in one lock (got " +
-                                      std::to_string(together.size() + 1) + ")");
-  std::vector<std::string_view> all(together.begin(), together.end());
+                                      std::to_string(others.size() + 1) + ")");
+  std::vector<std::string_view> all(others.begin(), others.end());
   all.push_back(name);
   std::sort(all.begin(), all.end());
   if (all.front().empty()) return fail(errc::empty_name, "a name held together is empty");
@@ -111,14 +116,14 @@ check_result check_adopt(std::string_view name, std::string_view token, millisec
   if (!fits)
     return fail(errc::bad_option, "token '" + std::string(token) + "' is " + shape_words(shape) +
                                       " token, not one of a " + std::string(to_string(kind)) + " hold");
-  if (shape == token_shape::set && how.together.empty())
+  if (shape == token_shape::set && other_names_of(how).empty())
     return fail(errc::bad_option, "token '" + std::string(token) + "' holds several names together: adopt it with "
-                                      "all of them (adopt_options::together), or a release would free only '" +
+                                      "all of them (adopt_options::other_names), or a release would free only '" +
                                       std::string(name) + "'");
-  if (!how.together.empty()) {
+  if (!other_names_of(how).empty()) {
     if (shape != token_shape::set)
-      return fail(errc::bad_option, "adopt_options::together is for a hold of several names ('s:...' token)");
-    if (auto r = check_names_together(name, how.together)) return r;
+      return fail(errc::bad_option, "adopt_options::other_names is for a hold of several names ('s:...' token)");
+    if (auto r = check_names_together(name, how)) return r;
   }
   if (kind == lock_kind::semaphore) {
     if (how.permits < 1 || how.permits > max_permits)
@@ -156,9 +161,9 @@ check_result check_acquire(std::string_view name, const acquire_options& o, mill
   if (o.kind != lock_kind::semaphore && o.permits != 0)
     return fail(errc::bad_option, "permits (" + std::to_string(o.permits) +
                                       ") is for semaphores: set kind = lock_kind::semaphore, or permits = 0");
-  if (!o.together.empty()) {
+  if (!other_names_of(o).empty()) {
     if (o.kind != lock_kind::mutex) return fail(errc::bad_option, "names held together are for the mutex kind only");
-    if (auto r = check_names_together(name, o.together)) return r;
+    if (auto r = check_names_together(name, o)) return r;
   }
   if (is_rw_kind(o.kind) && !o.description.empty())
     return fail(errc::bad_option, "description is not kept for read-write locks yet (leave it empty)");

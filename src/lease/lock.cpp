@@ -41,14 +41,14 @@ std::vector<std::uint64_t> lock::fences() const {
   return {};
 }
 lock_kind lock::kind() const { return checked(state_).kind; }
-int lock::holds() const { return checked(state_).holds.load(); }
+int lock::hold_count() const { return checked(state_).holds.load(); }
 bool lock::lost() const { return checked(state_).lost.load() != 0; }
 lost_reason lock::why_lost() const { return static_cast<lost_reason>(checked(state_).lost.load()); }
 boost::asio::cancellation_slot lock::lost_slot() const {
   if (!state_) throw error(errc::empty_lock, "operation on an empty lock handle");
   return state_->lost_signal.slot();
 }
-const std::vector<node_result>& lock::nodes() const { return checked(state_).named_nodes(); }
+const std::vector<node_vote>& lock::nodes() const { return checked(state_).named_nodes(); }
 
 std::string_view to_string(lock_kind k) noexcept {
   switch (k) {

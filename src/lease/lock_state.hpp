@@ -23,12 +23,12 @@ namespace redlock::detail {
 
 /// Fills in the masters' names that round results leave empty (results in
 /// node order; `names` may be null): for lock::nodes() and for a report.
-inline void name_nodes(std::vector<node_result>& nodes, const std::vector<std::string>* names) {
+inline void name_nodes(std::vector<node_vote>& nodes, const std::vector<std::string>* names) {
   for (std::size_t i = 0; names && i < nodes.size() && i < names->size(); ++i)
     if (nodes[i].node.empty()) nodes[i].node = (*names)[i];
 }
 
-/// One master's answer to the round that won a lock: a node_result without
+/// One master's answer to the round that won a lock: a node_vote without
 /// its name.
 struct node_answer {
   node_state state = node_state::pending;
@@ -38,9 +38,9 @@ struct node_answer {
 /// Every master's, in node order; inline for up to five masters.
 using node_answers = boost::container::small_vector<node_answer, 5>;
 
-/// The node_results of `answers`, unnamed (name_nodes names them).
-inline std::vector<node_result> unnamed_results(const node_answers& answers) {
-  std::vector<node_result> results;
+/// The node_votes of `answers`, unnamed (name_nodes names them).
+inline std::vector<node_vote> unnamed_results(const node_answers& answers) {
+  std::vector<node_vote> results;
   results.reserve(answers.size());
   for (auto& a : answers) results.push_back({std::string(), a.state, a.error, a.latency});
   return results;
@@ -73,7 +73,7 @@ struct rw_fields {
   /// release takes down where a refusal left it up ('' for none).
   std::string writer_mark;
 };
-/// Names held together (acquire_options::together): all of them, sorted,
+/// Names held together (acquire_options::other_names): all of them, sorted,
 /// their keys and (fenced) their tokens.
 struct set_fields {
   std::vector<std::string> names, keys;
@@ -90,14 +90,14 @@ struct lock_state {
   std::atomic<steady_time::rep> valid_until{0};
   std::optional<std::uint64_t> fence;
   // Each master's answer, kept inline. lock::nodes() turns them into
-  // node_results, named from `node_names` (the client's, shared), at its
+  // node_votes, named from `node_names` (the client's, shared), at its
   // first call: a vector of them, and every master's name, at every
   // acquisition cost allocations (redlock-bench alloc), and few callers look.
   node_answers answers;
   std::shared_ptr<const std::vector<std::string>> node_names;
-  mutable std::vector<node_result> nodes;
+  mutable std::vector<node_vote> nodes;
   mutable std::once_flag nodes_named;
-  const std::vector<node_result>& named_nodes() const {
+  const std::vector<node_vote>& named_nodes() const {
     std::call_once(nodes_named, [this] {
       nodes = unnamed_results(answers);
       name_nodes(nodes, node_names.get());

@@ -118,7 +118,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   std::shared_ptr<client_impl> client_;
   std::string name_;
   std::string key_;
-  // Names held together (acquire_options::together): all of them, sorted,
+  // Names held together (acquire_options::other_names): all of them, sorted,
   // and their keys; empty for one name. Their tokens once raised.
   std::vector<std::string> names_, keys_;
   std::vector<std::uint64_t> fences_;
@@ -148,7 +148,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   std::optional<boost::asio::steady_timer> timer_;
   std::string channel_;
   release_listener::waiter_id watch_id_ = 0;
-  std::vector<node_result> last_round_;  // for options_.report: the latest round's results
+  std::vector<node_vote> last_round_;  // for options_.report: the latest round's results
   round_tally last_tally_;               // for the acquisition's span: the same, counted
   std::string owner_line_;  // client_impl::owner_lines: the line this acquisition heads ('' for none)
 };

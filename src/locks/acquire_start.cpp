@@ -131,8 +131,8 @@ void start_acquire(std::shared_ptr<client_impl> client, std::string name, acquir
   // Names held together: sorted, so that two overlapping sets take their
   // common names in one order (one script per master takes them anyway).
   std::vector<std::string> names, keys;
-  if (!options.together.empty()) {
-    names = options.together;
+  if (!other_names_of(options).empty()) {
+    names = other_names_of(options);
     names.push_back(name);
     std::sort(names.begin(), names.end());
     for (auto& n : names) keys.push_back(client->key_for(n));

@@ -38,7 +38,7 @@ std::shared_ptr<lock_state> adopted_state(const client_impl& client, const std::
   s->set_valid_until(steady_time{});
   s->has_window = false;  // until extended: no window of ours has ended
   s->kind = how.kind.value_or(kind_of(shape_of(token)));
-  if (auto adopt = rounds_of(s->kind, !how.together.empty()).adopt) adopt(client, *s, how);
+  if (auto adopt = rounds_of(s->kind, !other_names_of(how).empty()).adopt) adopt(client, *s, how);
   return s;
 }
 

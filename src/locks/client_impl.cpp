@@ -137,10 +137,10 @@ node_answers node_answers_of(const quorum_round& round) {
   return answers;
 }
 
-std::vector<node_result> node_results_of(const quorum_round& round) {
+std::vector<node_vote> node_results_of(const quorum_round& round) {
   return unnamed_results(node_answers_of(round));
 }
 
-void client_impl::name_nodes(std::vector<node_result>& nodes) const { detail::name_nodes(nodes, node_names.get()); }
+void client_impl::name_nodes(std::vector<node_vote>& nodes) const { detail::name_nodes(nodes, node_names.get()); }
 
 }  // namespace redlock::detail

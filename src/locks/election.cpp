@@ -27,8 +27,8 @@
 
 namespace redlock {
 
-std::optional<leader_info> leader_of(const std::vector<node_status>& views, std::size_t quorum) {
-  std::map<std::string_view, std::vector<const node_status*>> holding;
+std::optional<leader_info> leader_of(const std::vector<node_lock_view>& views, std::size_t quorum) {
+  std::map<std::string_view, std::vector<const node_lock_view*>> holding;
   for (auto& v : views)
     if (!v.error && v.content == key_content::mutex && v.pttl.count() != -2 && v.pttl.count() != 0)
       holding[v.token].push_back(&v);
@@ -152,12 +152,12 @@ void leader_watch::refresh() {
   }
   reading_ = true;
   start_status(client, name_,
-               status_handler([self = shared_from_this(), client](error_code, std::vector<node_status> views) {
+               status_handler([self = shared_from_this(), client](error_code, std::vector<node_lock_view> views) {
                  asio::post(client->strand, [self, views = std::move(views)] { self->on_views(views); });
                }));
 }
 
-void leader_watch::on_views(const std::vector<node_status>& views) {
+void leader_watch::on_views(const std::vector<node_lock_view>& views) {
   reading_ = false;
   auto client = client_.lock();
   if (!client || stopped_) return;
@@ -189,7 +189,7 @@ void leader_watch::on_views(const std::vector<node_status>& views) {
 
 }  // namespace detail
 
-observation& observation::operator=(observation&& other) noexcept {
+leader_subscription& leader_subscription::operator=(leader_subscription&& other) noexcept {
   if (this != &other) {
     stop();
     watch_ = std::move(other.watch_);
@@ -197,9 +197,9 @@ observation& observation::operator=(observation&& other) noexcept {
   return *this;
 }
 
-observation::~observation() { stop(); }
+leader_subscription::~leader_subscription() { stop(); }
 
-void observation::stop() {
+void leader_subscription::stop() {
   if (watch_) watch_->stop();
   watch_.reset();
 }

@@ -36,7 +36,7 @@ class leader_watch : public std::enable_shared_from_this<leader_watch> {
 
  private:
   void refresh();
-  void on_views(const std::vector<node_status>& views);
+  void on_views(const std::vector<node_lock_view>& views);
 
   std::weak_ptr<client_impl> client_;
   std::string name_;
@@ -45,7 +45,7 @@ class leader_watch : public std::enable_shared_from_this<leader_watch> {
   std::atomic<bool> stopped_{false};
   // Strand only:
   // The timer of the next read is owned by its pending wait, not by this
-  // watch: an observation may outlive its client, and an I/O object must
+  // watch: a leader_subscription may outlive its client, and an I/O object must
   // not be destroyed after its io_context (as lock_state's watchdog and
   // confirmation timer). The io_context's destruction destroys it with the
   // wait.

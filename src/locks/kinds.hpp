@@ -134,7 +134,7 @@ struct kind_rounds {
   void (*adopt)(const client_impl& client, lock_state& s, const adopt_options& how);
   /// Reads a master's status of a key holding this kind; false if it does
   /// not (null: the kind is read as another, a set as its mutexes).
-  bool (*decode_status)(const status_record& record, node_status& out);
+  bool (*decode_status)(const status_record& record, node_lock_view& out);
   /// Sets the hold's key again, for `left`, on the masters a renewal found
   /// it gone on (null: the kind's holds cannot be rebuilt by the holder
   /// alone; docs/algorithm.md, "Repair"). Sent with start_on().

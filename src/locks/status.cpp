@@ -18,7 +18,7 @@ std::string_view key_content_name(key_content c) noexcept {
   switch (c) {
     case key_content::free: return "free";
     case key_content::mutex: return "mutex";
-    case key_content::owners: return "owners";
+    case key_content::reentrant: return "owners";
     case key_content::foreign: return "foreign";
     case key_content::semaphore: return "semaphore";
     case key_content::rwlock: return "rwlock";
@@ -55,7 +55,7 @@ verdict classify_status(const redisReply& r, node_outcome& out) {
 
 // What is under the name, as the first kind that recognises it reads it
 // (every_kind_rounds); a key that none does is someone else's data.
-void decode(const std::vector<std::string>& f, node_status& s) {
+void decode(const std::vector<std::string>& f, node_lock_view& s) {
   s.pttl = std::chrono::milliseconds(number<long long>(f[2]).value_or(-2));
   if (!f[3].empty()) s.fence = number<std::uint64_t>(f[3]);
   auto count = [&](std::size_t i) { return std::min(number<std::size_t>(f[i]).value_or(0), f.size()); };
@@ -73,7 +73,7 @@ void decode(const std::vector<std::string>& f, node_status& s) {
 
 }  // namespace
 
-void describe_holder(const std::string& about, node_status& s) {
+void describe_holder(const std::string& about, node_lock_view& s) {
   auto take_if_named = [&](const std::string& who) {
     if (!who.empty() && about.size() > who.size() && about.compare(0, who.size(), who) == 0 && about[who.size()] == ' ')
       s.description = about.substr(who.size() + 1);
@@ -86,10 +86,10 @@ void start_status(std::shared_ptr<client_impl> client, std::string name, status_
   auto key = client->key_for(name);
   auto h = std::make_shared<status_handler>(std::move(handler));
   auto on_decided = [client, h](quorum_round& f) {
-    std::vector<node_status> out;
+    std::vector<node_lock_view> out;
     for (std::size_t i = 0; i < f.outcomes().size(); ++i) {
       auto& o = f.outcomes()[i];
-      node_status s;
+      node_lock_view s;
       s.node = client->masters->connections[i]->display();
       s.error = o.state == node_state::pending ? make_error_code(errc::timeout) : o.error;
       if (!s.error && o.fields.size() >= status_head) decode(o.fields, s);

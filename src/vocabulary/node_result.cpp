@@ -16,7 +16,7 @@ std::string_view to_string(node_state s) noexcept {
   return "?";
 }
 
-std::string describe(const node_result& r) {
+std::string describe(const node_vote& r) {
   std::string line = r.node;
   line.append(" ").append(to_string(r.state));
   // Failed and unknown carry the error; the others the time the reply took
@@ -28,7 +28,7 @@ std::string describe(const node_result& r) {
   return line;
 }
 
-std::string summarize(const std::vector<node_result>& round) {
+std::string summarize(const std::vector<node_vote>& round) {
   constexpr std::array states{node_state::locked, node_state::refused, node_state::failed, node_state::unknown,
                               node_state::pending};
   std::string out;

@@ -13,7 +13,7 @@ std::string_view error_word(const boost::system::error_code& ec) noexcept {
   return "other";
 }
 
-void counters::on_node_reply(std::size_t node, std::string_view, std::chrono::microseconds latency,
+void counting_observer::on_node_reply(std::size_t node, std::string_view, std::chrono::microseconds latency,
                              const boost::system::error_code& error) {
   if (node >= max_nodes) return;
   auto& n = nodes[node];
@@ -25,7 +25,7 @@ void counters::on_node_reply(std::size_t node, std::string_view, std::chrono::mi
     n.errors.fetch_add(1, relaxed);
 }
 
-void counters::on_acquire_result(const acquire_outcome& outcome) {
+void counting_observer::on_acquire_result(const acquire_outcome& outcome) {
   const auto& error = outcome.error;
   if (!error) {
     acquired.fetch_add(1, relaxed);

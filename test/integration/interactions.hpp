@@ -138,7 +138,7 @@ inline acquire_options options_for(const spec& s, const names& n) {
   switch (s.k) {
     case kind::mutex:
     case kind::election: o.kind = lock_kind::mutex; o.owner.clear(); break;
-    case kind::set: o.kind = lock_kind::mutex; o.owner.clear(); o.together = {n.partner}; break;
+    case kind::set: o.kind = lock_kind::mutex; o.owner.clear(); o.other_names = {n.partner}; break;
     case kind::reentrant: o.kind = lock_kind::reentrant; break;
     case kind::fair: o.kind = lock_kind::fair; break;
     case kind::semaphore: o.kind = lock_kind::semaphore; o.owner.clear(); o.permits = s.permits; break;
@@ -481,13 +481,13 @@ inline bool leaves_trace(const master_view& v, const claim& c, const names& n) {
 }
 
 /// Does one master's status (async_client::async_status) show `l`, a hold of kind `k`?
-inline bool shows(const node_status& v, kind k, const lock& l) {
+inline bool shows(const node_lock_view& v, kind k, const lock& l) {
   auto has_owner = [&] {
     return std::any_of(v.owners.begin(), v.owners.end(), [&](auto& o) { return o.owner == l.token(); });
   };
   switch (layout_of(k)) {
     case layout::token: return v.content == key_content::mutex && v.token == l.token();
-    case layout::owners: return v.content == key_content::owners && has_owner();
+    case layout::owners: return v.content == key_content::reentrant && has_owner();
     case layout::rw: return v.content == key_content::rwlock && has_owner();
     case layout::slots:
       return v.content == key_content::semaphore &&

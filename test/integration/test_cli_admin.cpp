@@ -93,7 +93,7 @@ BOOST_AUTO_TEST_CASE(list_shows_each_kind_with_its_holders_ttl_and_masters) {
   auto permit1 = c.acquire("l-sem", opts(lock_kind::semaphore, "", 3));
   auto permit2 = c.acquire("l-sem", opts(lock_kind::semaphore, "", 3));
   auto set_opts = opts(lock_kind::mutex);
-  set_opts.together = {"l-set-b"};
+  set_opts.other_names = {"l-set-b"};
   auto set = c.acquire("l-set-a", set_opts);
   auto leader = c.campaign("l-lead", opts(lock_kind::mutex));
   // Released, fenced: its fence counter stays, and is no lock.
@@ -223,7 +223,7 @@ BOOST_AUTO_TEST_CASE(force_release_removes_every_hold_of_each_kind_and_wakes_a_w
   };
   auto set_of = [](std::vector<std::string> more) {
     auto o = opts(lock_kind::mutex);
-    o.together = std::move(more);
+    o.other_names = std::move(more);
     return o;
   };
   std::vector<case_> cases{

@@ -137,9 +137,9 @@ BOOST_AUTO_TEST_CASE(a_dead_leader_is_seen_gone_when_its_lease_ends_and_a_waiter
   b.resign(next);
 }
 
-// Issue 33, defect 3: an observation kept after its client (and the
+// Issue 33, defect 3: a leader_subscription kept after its client (and the
 // client's io_context) is gone. Its watch kept the timer of its next read,
-// and destroying the observation then destroyed that timer after the
+// and destroying the leader_subscription then destroyed that timer after the
 // io_context: a heap-use-after-free under ASan (as for lock handles:
 // lease_handles_outlive_their_client).
 BOOST_AUTO_TEST_CASE(an_observation_outlives_its_client) {
@@ -149,7 +149,7 @@ BOOST_AUTO_TEST_CASE(an_observation_outlives_its_client) {
   };
   // The sync client: its destructor stops its I/O thread and destroys its
   // io_context.
-  std::optional<redlock::observation> kept;
+  std::optional<redlock::leader_subscription> kept;
   seen_log seen;
   {
     redlock::client c(m.options());
@@ -224,7 +224,7 @@ BOOST_AUTO_TEST_CASE(bad_campaigns_are_refused) {
   fair.kind = redlock::lock_kind::fair;
   BOOST_TEST(code_of([&] { c.campaign("bad", fair); }) == errc::bad_option);
   auto several = campaign_options();
-  several.together = {"other"};
+  several.other_names = {"other"};
   BOOST_TEST(code_of([&] { c.campaign("bad", several); }) == errc::bad_option);
   BOOST_TEST(code_of([&] { c.async().observe("", [](auto&) {}); }) == errc::empty_name);
   BOOST_TEST(m[0].command({"DBSIZE"}) == "0");

@@ -43,7 +43,7 @@ redlock::acquire_options fair(std::chrono::milliseconds wait = 0ms) {
 }
 
 // Options for a client whose attempts `stats` counts.
-redlock::client_options counted(masters& m, const std::shared_ptr<redlock::counters>& stats) {
+redlock::client_options counted(masters& m, const std::shared_ptr<redlock::counting_observer>& stats) {
   auto opts = m.options();
   opts.observer = stats;
   return opts;
@@ -457,7 +457,7 @@ BOOST_AUTO_TEST_CASE(fair_and_mutex_wakeups_do_not_spin_on_failed_attempts) {
   for (auto kind : {lock_kind::mutex, lock_kind::fair}) {
     BOOST_TEST_CONTEXT("kind " << int(kind)) {
       masters m(3);
-      auto stats = std::make_shared<redlock::counters>();
+      auto stats = std::make_shared<redlock::counting_observer>();
       auto opts = counted(m, stats);
       redlock::client c(opts);
       for (std::size_t i : {0u, 1u}) {
@@ -486,11 +486,11 @@ BOOST_AUTO_TEST_CASE(fair_waiters_far_back_poll_less_often) {
   masters m(3);
   redlock::client holder(m.options());
   auto held = holder.acquire("backoff", fair());
-  std::vector<std::shared_ptr<redlock::counters>> stats;
+  std::vector<std::shared_ptr<redlock::counting_observer>> stats;
   std::vector<std::unique_ptr<redlock::client>> clients;
   std::vector<std::unique_ptr<background<bool>>> acquired;
   for (int i = 0; i < 4; ++i) {
-    stats.push_back(std::make_shared<redlock::counters>());
+    stats.push_back(std::make_shared<redlock::counting_observer>());
     auto opts = counted(m, stats.back());
     clients.push_back(std::make_unique<redlock::client>(opts));
     acquired.push_back(std::make_unique<background<bool>>([&, i] {
@@ -541,7 +541,7 @@ BOOST_AUTO_TEST_CASE(fair_release_hands_the_lock_to_the_head) {
   // masters hold it only until the head's queue deadline at first; leaving
   // the queue extends it to the ttl, and the reported validity with it.
   masters m(3);
-  auto stats = std::make_shared<redlock::counters>();
+  auto stats = std::make_shared<redlock::counting_observer>();
   auto opts = counted(m, stats);
   redlock::client holder(m.options()), waiter(opts);
   auto held = holder.acquire("handover", fair());
@@ -670,7 +670,7 @@ BOOST_AUTO_TEST_CASE(a_hand_over_held_on_is_confirmed_to_the_ttl) {
 // nothing.
 BOOST_AUTO_TEST_CASE(a_hand_over_for_the_whole_ttl_still_writes_the_description) {
   masters m(3);
-  auto stats = std::make_shared<redlock::counters>();
+  auto stats = std::make_shared<redlock::counting_observer>();
   auto waiting_client = counted(m, stats);
   waiting_client.node_timeout = 1000ms;  // its one poll must not time out on a loaded machine
   redlock::client holder(m.options()), waiter(waiting_client);

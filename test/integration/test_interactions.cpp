@@ -430,7 +430,7 @@ class cell_run {
         how.permit = l.permit();
         how.permits = permits_;
       } else {
-        how.together = {n_.partner};
+        how.other_names = {n_.partner};
       }
       return adopter().c->adopt(n_.r, l.token(), ttl, how);
     }
@@ -484,7 +484,7 @@ class cell_run {
     checkpoint("after the re-entry");
     expect_done(release_now(*a_.c, got.l, c_.a), "the inner release");
     std::erase_if(claims_, [](const claim& c) { return c.who == "A again"; });
-    BOOST_TEST(outer.holds() == 1);
+    BOOST_TEST(outer.hold_count() == 1);
   }
 
   // ---- checks ----

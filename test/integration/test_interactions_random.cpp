@@ -370,7 +370,7 @@ class random_run {
         how.permit = h.l.permit();
         how.permits = permits;
       } else {
-        how.together = {name_at[1]};
+        how.other_names = {name_at[1]};
       }
       return other_client().adopt(name_at[h.name], h.l.token(), ttl, how);
     }
@@ -508,14 +508,14 @@ class random_run {
     if (!gx->granted() && !gy->granted()) problems_.push_back(what + ": neither granted on a free name");
     if (gx->granted()) add_hold(0, k, n, gx->l);
     if (gy->granted()) {
-      if (gx->granted() && gy->l.holds() == 2)  // the second re-entered the first
+      if (gx->granted() && gy->l.hold_count() == 2)  // the second re-entered the first
         ++holds_.back().levels;
       else
         add_hold(4, k, n, gy->l);
     }
     // Two holds of one owner: which one its next ask re-enters is the
     // client's guess, so both go at once, the second first.
-    if (gx->granted() && gy->granted() && gy->l.holds() == 1) {
+    if (gx->granted() && gy->granted() && gy->l.hold_count() == 1) {
       auto failed_before = failures_;
       note(what);
       verify(what);

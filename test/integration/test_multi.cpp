@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Names held together (acquire_options::together, docs/algorithm.md section
+// Names held together (acquire_options::other_names, docs/algorithm.md section
 // 13): all or none on each master, one token, one validity, one release;
 // overlapping sets never deadlock; a fencing token per name.
 #define BOOST_TEST_MODULE integration_multi
@@ -30,7 +30,7 @@ namespace {
 redlock::acquire_options together(std::vector<std::string> more, std::chrono::milliseconds ttl = 5000ms) {
   redlock::acquire_options o;
   o.ttl = ttl;
-  o.together = std::move(more);
+  o.other_names = std::move(more);
   return o;
 }
 
@@ -228,8 +228,8 @@ BOOST_AUTO_TEST_CASE(a_set_is_adopted_whole_or_not_at_all) {
   auto set = holder.acquire("b", together({"a", "c"}, 2000ms));
   BOOST_TEST(set.token().rfind("s:", 0) == 0u, "a set's token says it is one: " << set.token());
   BOOST_TEST(code_of([&] { other.adopt("a", set.token(), 5000ms); }) == errc::bad_option);
-  BOOST_TEST(code_of([&] { other.adopt("a", set.token(), 5000ms, {.together = {"b", "b"}}); }) == errc::bad_option);
-  auto adopted = other.adopt("c", set.token(), 30000ms, {.together = {"a", "b"}});
+  BOOST_TEST(code_of([&] { other.adopt("a", set.token(), 5000ms, {.other_names = {"b", "b"}}); }) == errc::bad_option);
+  auto adopted = other.adopt("c", set.token(), 30000ms, {.other_names = {"a", "b"}});
   BOOST_TEST((adopted.names() == std::vector<std::string>{"a", "b", "c"}));
   other.extend(adopted, 30000ms);
   for (const char* name : {"a", "b", "c"})  // (the third master may answer after the quorum)

@@ -156,11 +156,11 @@ BOOST_AUTO_TEST_CASE(a_release_wakes_one_mutex_waiter_in_the_order_they_began) {
   redlock::client holder(m.options());
   auto held = holder.acquire("herd", {.ttl = 30000ms});
   redlock::acquire_options o{.ttl = 30000ms, .wait = 60000ms, .retry_delay = 30000ms, .retry_jitter = 0ms};
-  std::vector<std::shared_ptr<redlock::counters>> stats;
+  std::vector<std::shared_ptr<redlock::counting_observer>> stats;
   std::vector<std::unique_ptr<redlock::client>> waiters;
   std::vector<std::future<redlock::lock>> got;
   for (std::size_t i = 0; i < 3; ++i) {
-    stats.push_back(std::make_shared<redlock::counters>());
+    stats.push_back(std::make_shared<redlock::counting_observer>());
     auto opts = m.options();
     opts.observer = stats.back();
     waiters.push_back(std::make_unique<redlock::client>(opts));
@@ -222,7 +222,7 @@ BOOST_AUTO_TEST_CASE(a_release_wakes_one_mutex_waiter_in_the_order_they_began) {
 // its lapse, four node timeouts, before trying by itself).
 BOOST_AUTO_TEST_CASE(a_releaser_asking_again_at_once_lets_the_woken_waiter_go_first) {
   masters m(3);
-  auto holder_stats = std::make_shared<redlock::counters>();
+  auto holder_stats = std::make_shared<redlock::counting_observer>();
   auto opts = m.options(4000ms);
   opts.observer = holder_stats;
   redlock::client holder(opts), waiter(m.options(4000ms));

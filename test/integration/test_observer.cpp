@@ -18,11 +18,11 @@ using namespace std::chrono_literals;
 using redlock::testing::masters;
 
 namespace {
-struct logging_counters : redlock::counters {
+struct logging_counters : redlock::counting_observer {
   std::mutex mu;
   std::vector<std::string> lines;
   void on_log(redlock::log_level level, std::string_view message) override {
-    counters::on_log(level, message);
+    counting_observer::on_log(level, message);
     std::lock_guard g(mu);
     lines.emplace_back(message);
   }

@@ -235,7 +235,7 @@ BOOST_FIXTURE_TEST_CASE(every_kind_counts_its_hold_and_its_wait, metered) {
       {"hold-semaphore", {.kind = lock_kind::semaphore, .permits = 2}},
       {"hold-read", {.kind = lock_kind::read, .owner = "me"}},
       {"hold-write", {.kind = lock_kind::write, .owner = "me"}},
-      {"hold-together", {.together = {"hold-together-b", "hold-together-c"}}},
+      {"hold-together", {.other_names = {"hold-together-b", "hold-together-c"}}},
   };
   for (auto& [name, options] : cases) {
     auto kind = redlock::to_string(options.kind);

@@ -146,7 +146,7 @@ BOOST_AUTO_TEST_CASE(adopted_tokens_must_name_a_hold_of_their_kind) {
   BOOST_TEST(!check(owner, {}));
   BOOST_TEST(!check(owner, {.kind = lock_kind::fair}));
   BOOST_TEST(!check("r:" + plain, {}));
-  BOOST_TEST(!check("s:" + plain, {.together = {"q"}}));
+  BOOST_TEST(!check("s:" + plain, {.other_names = {"q"}}));
   BOOST_TEST(!check(plain, {.kind = lock_kind::semaphore, .permit = 1, .permits = 2}));
   // A reader's token as a reentrant owner (whose release deletes the hash).
   auto r = check("r:" + plain, {.kind = lock_kind::reentrant});
@@ -155,13 +155,13 @@ BOOST_AUTO_TEST_CASE(adopted_tokens_must_name_a_hold_of_their_kind) {
   BOOST_TEST(check("r:" + plain, {.kind = lock_kind::write}).code == errc::bad_option);
   BOOST_TEST(check("w:" + plain, {.kind = lock_kind::mutex}).code == errc::bad_option);
   BOOST_TEST(check(plain, {.kind = lock_kind::read}).code == errc::bad_option);
-  // A set's token with one name; `together` with a token that is not a set's.
+  // A set's token with one name; `other_names` with a token that is not a set's.
   r = check("s:" + plain, {});
   BOOST_TEST(r.code == errc::bad_option);
   BOOST_TEST(r.message.find("several names") != std::string::npos, r.message);
-  BOOST_TEST(check(plain, {.together = {"q"}}).code == errc::bad_option);
-  BOOST_TEST(check("s:" + plain, {.together = {"r"}}).code == errc::bad_option);  // 'r' twice
-  BOOST_TEST(check("s:" + plain, {.together = {""}}).code == errc::empty_name);
+  BOOST_TEST(check(plain, {.other_names = {"q"}}).code == errc::bad_option);
+  BOOST_TEST(check("s:" + plain, {.other_names = {"r"}}).code == errc::bad_option);  // 'r' twice
+  BOOST_TEST(check("s:" + plain, {.other_names = {""}}).code == errc::empty_name);
   // A permit without its slot or number of permits; a slot out of range.
   BOOST_TEST(check(plain, {.kind = lock_kind::semaphore}).code == errc::bad_option);
   BOOST_TEST(check(plain, {.kind = lock_kind::semaphore, .permit = 0}).code == errc::bad_option);

@@ -126,7 +126,7 @@ round_ptr repair(const std::shared_ptr<client_impl>& client, const lock_state& s
                                     classify_grant, std::move(done)));
 }
 
-bool decode_status(const status_record& record, node_status& s) {
+bool decode_status(const status_record& record, node_lock_view& s) {
   if (record.type != "string") return false;
   s.content = key_content::mutex;
   s.token = record.token;

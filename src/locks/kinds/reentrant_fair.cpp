@@ -112,7 +112,7 @@ void adopt(const client_impl&, lock_state& s, const adopt_options&) {
 
 // Every field an owner, every value its count of levels (a read-write
 // lock's hash is read first: rw.cpp).
-bool decode_status(const status_record& record, node_status& s) {
+bool decode_status(const status_record& record, node_lock_view& s) {
   if (record.type != "hash") return false;
   for (auto o = record.owners.begin(); o + 1 < record.owners.end(); o += 2) {
     auto entered = number<std::uint64_t>(o[1]);
@@ -123,7 +123,7 @@ bool decode_status(const status_record& record, node_status& s) {
     s.owners.push_back({*o, *entered});
   }
   if (s.owners.empty()) return false;
-  s.content = key_content::owners;
+  s.content = key_content::reentrant;
   describe_holder(record.about, s);
   return true;
 }

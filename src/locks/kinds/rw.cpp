@@ -57,7 +57,7 @@ void adopt(const client_impl&, lock_state& s, const adopt_options&) {
 
 // Every field a hold, 'r:' or 'w:', and its deadline (rw_acquire.lua). (A
 // lapsed hold the next script will drop may show.)
-bool decode_status(const status_record& record, node_status& s) {
+bool decode_status(const status_record& record, node_lock_view& s) {
   if (record.type != "hash" || record.owners.empty()) return false;
   for (auto o = record.owners.begin(); o + 1 < record.owners.end(); o += 2)
     if (!o->starts_with("r:") && !o->starts_with("w:")) return false;

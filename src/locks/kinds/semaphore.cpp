@@ -95,7 +95,7 @@ void adopt(const client_impl&, lock_state& s, const adopt_options& how) {
 }
 
 // No key under the name itself: a semaphore when its record is there.
-bool decode_status(const status_record& record, node_status& s) {
+bool decode_status(const status_record& record, node_lock_view& s) {
   if (record.type != "none" || record.permits.empty()) return false;
   auto p = record.permits.begin(), end = record.permits.end();
   s.content = key_content::semaphore;
@@ -106,7 +106,7 @@ bool decode_status(const status_record& record, node_status& s) {
     h.token = p[1];
     h.pttl = std::chrono::milliseconds(number<long long>(p[2]).value_or(-2));
     if (!p[3].empty()) h.fence = number<std::uint64_t>(p[3]);
-    node_status slot;
+    node_lock_view slot;
     slot.token = h.token;
     describe_holder(p[4], slot);
     h.description = std::move(slot.description);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Names held together (acquire_options::together): a mutex on each name,
+// Names held together (acquire_options::other_names): a mutex on each name,
 // one token for all of them ('s:<hex>'), taken and released by one call per
 // master, all or none (docs/algorithm.md, section 13). A release frees each
 // name for that name's waiters. A semaphore's stray slots are given back the
@@ -97,7 +97,7 @@ void clean_up(const std::shared_ptr<client_impl>& client, const abandoned_attemp
 
 // All the names, sorted, and their keys, as an acquisition keeps them.
 void adopt(const client_impl& client, lock_state& s, const adopt_options& how) {
-  set_fields set{how.together, {}, {}};
+  set_fields set{other_names_of(how), {}, {}};
   set.names.push_back(s.name);
   std::sort(set.names.begin(), set.names.end());
   for (auto& n : set.names) set.keys.push_back(client.key_for(n));

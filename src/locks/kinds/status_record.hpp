@@ -33,6 +33,6 @@ std::optional<Int> number(const std::string& s) {
 /// The description is shown only while the one it names holds the lock: a
 /// leftover of an earlier holder (crashed before its release) names a token
 /// or owner that is no longer there (status.cpp).
-void describe_holder(const std::string& about, node_status& s);
+void describe_holder(const std::string& about, node_lock_view& s);
 
 }  // namespace redlock::detail

@@ -89,11 +89,11 @@ struct op {
   /// Read-write locks: a read hold (lock_kind::read), which shares the name
   /// with other reads and never with a write; a write hold excludes all.
   bool shared = false;
-  /// Several names held together (acquire_options::together): every name
+  /// Several names held together (acquire_options::other_names): every name
   /// held (lock::names(), `resource` among them) and, fenced, each name's
   /// token (lock::fences(), in that order). Each name gets a window of its
   /// own, the set's window, judged like a lock of its own.
-  std::vector<std::string> names;  ///< as asked for (acquire_options::together, with `resource`)
+  std::vector<std::string> names;  ///< as asked for (acquire_options::other_names, with `resource`)
   std::vector<std::uint64_t> fences;
   /// Names asked for that the lock does not hold (not in lock::names(), or,
   /// fenced, without a token in lock::fences()): check_names.

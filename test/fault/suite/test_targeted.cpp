@@ -215,7 +215,7 @@ void one_owner_acquiring_twice_at_once_holds_once(redlock::lock_kind kind) {
   BOOST_REQUIRE(first && second);
   // One hold of two levels: the later is a re-entry of the earlier (both
   // handles count the levels). Two holds of one level each are two holders.
-  if (first.lock->holds() == 2 && second.lock->holds() == 2) {
+  if (first.lock->hold_count() == 2 && second.lock->hold_count() == 2) {
     auto ops = s.ops();
     if (*ops[first.op].completion > *ops[second.op].completion) std::swap(first, second);
     h.update(second.op, [&](op& o) { o.reentry_of = first.op; });

@@ -303,7 +303,7 @@ void workload::run_worker(std::size_t c, std::size_t r) {
         std::shuffle(others.begin(), others.end(), rng);
         auto most = std::min(options_.together_max - 1, others.size());
         auto extra = std::uniform_int_distribution<std::size_t>(1, most)(rng);
-        for (std::size_t i = 0; i < extra; ++i) ao.together.push_back(resources_[others[i]]);
+        for (std::size_t i = 0; i < extra; ++i) ao.other_names.push_back(resources_[others[i]]);
       }
       ao.queue_timeout = c % 2 == 1 && options_.odd_clients_queue_timeout ? *options_.odd_clients_queue_timeout
                                                                            : options_.queue_timeout;
@@ -361,13 +361,13 @@ void workload::run_worker(std::size_t c, std::size_t r) {
         o.permit = l.permit();
         o.shared = ao.kind == lock_kind::read;
         o.leader = options_.election;
-        if (!ao.together.empty()) {
+        if (!ao.other_names.empty()) {
           // Judged on the names asked for: each must be among the lock's
           // names, with its token when fenced.
           auto granted = l.names();
           auto fences = l.fences();
           o.names.push_back(res);
-          o.names.insert(o.names.end(), ao.together.begin(), ao.together.end());
+          o.names.insert(o.names.end(), ao.other_names.begin(), ao.other_names.end());
           if (!options_.phantom_name.empty()) o.names.push_back(options_.phantom_name);
           for (auto& n : o.names) {
             auto at = static_cast<std::size_t>(std::find(granted.begin(), granted.end(), n) - granted.begin());
@@ -405,7 +405,7 @@ void workload::run_worker(std::size_t c, std::size_t r) {
       // hold it re-entered (op::reentry_of).
       std::optional<lock> again;
       std::optional<std::size_t> again_op;
-      if ((ao.kind == lock_kind::reentrant || ao.kind == lock_kind::fair) && !lease && ao.together.empty() &&
+      if ((ao.kind == lock_kind::reentrant || ao.kind == lock_kind::fair) && !lease && ao.other_names.empty() &&
           std::bernoulli_distribution(options_.reentry_p)(rng)) {
         op x;
         x.client = static_cast<int>(c);
@@ -428,7 +428,7 @@ void workload::run_worker(std::size_t c, std::size_t r) {
             o.valid_until_client = xl.valid_until();
             o.clock = options_.injected_clocks ? static_cast<int>(c) : -1;
             o.fence = xl.fence();
-            o.detail += " token " + xl.token() + " levels " + std::to_string(xl.holds());
+            o.detail += " token " + xl.token() + " levels " + std::to_string(xl.hold_count());
           });
           history_.complete(xid, gx.at, outcome::ok);
           ++counts_[c]->reentries;
@@ -447,9 +447,9 @@ void workload::run_worker(std::size_t c, std::size_t r) {
       const bool reader = ao.kind == lock_kind::read;
       std::vector<register_target> regs;
       if (options_.data && !paused) {
-        if (!ao.together.empty()) {
+        if (!ao.other_names.empty()) {
           regs.push_back({register_name(res), register_name(res), 1});
-          for (auto& n : ao.together) regs.push_back({register_name(n), register_name(n), 1});
+          for (auto& n : ao.other_names) regs.push_back({register_name(n), register_name(n), 1});
         } else if (l.permit()) {
           regs.push_back({register_name(slot_name(res, *l.permit())), register_name(res), options_.permits});
         } else {
@@ -489,7 +489,7 @@ void workload::run_worker(std::size_t c, std::size_t r) {
       // its slot, whose tokens are its own), or each name held together with
       // that name's token; a reader writes nothing.
       std::vector<std::pair<std::string, std::uint64_t>> targets;
-      if (!ao.together.empty()) {
+      if (!ao.other_names.empty()) {
         auto names = l.names();
         auto fences = l.fences();
         for (std::size_t i = 0; i < names.size() && i < fences.size(); ++i) targets.emplace_back(names[i], fences[i]);

@@ -115,7 +115,7 @@ struct workload_options {
   double read_p = 0.7;
   /// Several names held together (mutex): when >= 2, each acquisition takes
   /// its resource with 1 .. together_max - 1 others of the resources
-  /// (acquire_options::together), so the sets overlap; the holder records
+  /// (acquire_options::other_names), so the sets overlap; the holder records
   /// every name with its token and writes each name's data with that token.
   std::size_t together_max = 0;
   /// Reentrant and fair locks: with this probability a short or long section
