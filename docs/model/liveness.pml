@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * What the liveness runs of the string-key models share (mutex.pml,
- * semaphore.pml with LIVENESS; README.md, "Liveness"): a task that may
+ * What the liveness runs share (mutex.pml, semaphore.pml, set.pml and
+ * rw.pml with LIVENESS; README.md, "Liveness"): a task that may
  * crash at any step, whose clock goes on after, and the room a task that
  * cycles without bound waits for before it sends. Included after
- * release_news.pml (wcur); the model defines FOREVER(t) (a task that never
- * crashes).
+ * release_news.pml (wcur; rw.pml, which has no wake-ups, declares it); the
+ * model defines FOREVER(t) (a task that never crashes).
  */
 #ifdef LIVENESS
 bool dead[NT];           /* task t crashed */

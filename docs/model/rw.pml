@@ -17,11 +17,32 @@
  * reentrant_release.lua on the rw hash, which DELs the whole key when the
  * token's field is there: one reader's release frees every reader.
  *
+ * LIVENESS (implies TIMED): checked with LTL under weak fairness (pan -a
+ * -f; README.md, "Liveness"): the writer makes one acquisition and retries
+ * without bound (its ATTS tokens reused in turn, as mutex.pml's task 0);
+ * the readers make one attempt each and may crash at any step (their
+ * requests sent, holding), their fields staying until their clocks, which
+ * go on, pass the deadlines. Every reply arrives, in time (LIVE, TIMELY),
+ * each connection is served (PER_CONNECTION).
+ * COUNT_LAPSED (seeded liveness bug): rw_acquire.lua without its deadline
+ * check (lines 35-36): a lapsed field is counted as a live hold.
+ *
  * Script hashes (SHA1 as sent: cmake/lua_text.cmake), checked by
  * test/model/check_script_hashes.cmake:
  * @script lua/rw_acquire.lua 15458ab72b9a2285b7ca1956b9f7e137d018b019
  * @script lua/rw_release.lua e436c9ad103e793eec778b8fd12d71862f862af9
  */
+#ifdef LIVENESS
+#define TIMED
+#define LIVE
+#define TIMELY
+#define PER_CONNECTION
+#define TAGS 5           /* > QCAP */
+#define IN_FLIGHT(cl) (rdl[cl] > 0)   /* from its start to its decision (one task per client) */
+#define FOREVER(t) ((t) == WRITER)
+#else
+#define FOREVER(t) 0
+#endif
 #ifndef TIMED
 #define NO_TIME
 #endif
@@ -60,6 +81,12 @@ byte mdl[N];             /* the mark's life left, on the writer's clock */
 #define F(m, t) fld[(m) * NT + (t)]
 #define FDL(m, t) fdl[(m) * NT + (t)]
 #define LIVE_FIELD(m, t) (F(m, t) != 0 && FDL(m, t) > 0)
+/* A field rw_acquire.lua counts as a hold (COUNT_LAPSED: every field). */
+#ifdef COUNT_LAPSED
+#define COUNTED(m, t) (F(m, t) != 0)
+#else
+#define COUNTED(m, t) LIVE_FIELD(m, t)
+#endif
 
 /* What a script on master m reads first: TIME, then each field's deadline
    and the mark (GET): each may have passed, or time may pass until it has
@@ -90,9 +117,11 @@ inline rw_acquire(m, token, write, waiter) {
   g_j = 0; g_k = 0;                                       /* 27 readers, writers = 0, 0 */
   for (g_i : 0 .. NT - 1) {                               /* 28 HGETALL; 29-42 */
     if
+#ifndef COUNT_LAPSED
     :: F(m, g_i) != 0 && FDL(m, g_i) == 0 -> F(m, g_i) = 0  /* 35-36 deadline <= now: HDEL */
-    :: LIVE_FIELD(m, g_i) && IS_READ_TOKEN(F(m, g_i)) -> g_j++  /* 38 */
-    :: LIVE_FIELD(m, g_i) && !IS_READ_TOKEN(F(m, g_i)) -> g_k++ /* 40 */
+#endif
+    :: COUNTED(m, g_i) && IS_READ_TOKEN(F(m, g_i)) -> g_j++  /* 38 */
+    :: COUNTED(m, g_i) && !IS_READ_TOKEN(F(m, g_i)) -> g_k++ /* 40 */
     :: else -> skip
     fi
   }
@@ -227,21 +256,38 @@ inline advance_model(cl, d) {
 
 #include "env_procs.pml"
 
+#ifdef LIVENESS
+/* No wake-ups here (rw_release.lua's PUBLISH is not modelled): liveness.pml's
+   crash clears a waiter id no one reads. */
+byte wcur[NT];
+#endif
+#include "liveness.pml"
+
 /* A task: acquire (ATTS attempts; a refused or failed round is cleaned up
    on every master that did not refuse: rw_release.lua with no wake), hold,
    release by its token on every master. The writer has a waiter id (its
-   mark) and takes the mark down when it gives up. */
+   mark) and takes the mark down when it gives up. With LIVENESS the
+   writer never gives up (its tokens reused in turn) and stops once it
+   holds; a reader may crash at any step. */
 proctype Task(byte t) {
   byte att, tok, tg;
   bool won;
   bool write = (t == WRITER);
 attempt:
   atomic {
-    att++; tok = TOKEN(t, att);
+    ROOM(t) ->
+    att = (FOREVER(t) -> (att % ATTS) + 1 : att + 1); tok = TOKEN(t, att);
     round_start(t, R_EARLY, TTL, OP_RWACQ, tok, write, (write -> WAITER_ID : 0))
   };
+#ifdef LIVENESS
+  if
+  TASK_CRASH(t)             /* its requests sent, still to run */
+  :: skip
+  fi;
+#endif
   await_round(t);
   atomic {
+    ROOM(t) ->
     won = (yes[t] >= Q && IN_TIME(t));
     if
     :: won -> held[t] = 1; wend[t] = rdl[t]
@@ -250,20 +296,37 @@ attempt:
     rdl[t] = 0
   };
   if
+#ifdef LIVENESS
+  :: won && FOREVER(t) -> goto end   /* the property reached: it holds for ever */
+  :: won && !FOREVER(t) ->
+     if
+     TASK_CRASH(t)          /* holding */
+     :: skip
+     fi;
+#else
   :: won ->
+#endif
      atomic {
+       ROOM(t) ->
        held[t] = 0; wend[t] = 0;
        cleanup_on(t, ALL_MASK, OP_RWREL, tok, 0, 1)
      }
-  :: !won && att < ATTS_OF(t) -> atomic { WAIT_A_STEP(t) }; goto attempt
-  :: !won && att >= ATTS_OF(t) ->
+  :: !won && (FOREVER(t) || att < ATTS_OF(t)) -> atomic { WAIT_A_STEP(t) }; goto attempt
+  :: !won && !FOREVER(t) && att >= ATTS_OF(t) ->
      if
-     :: write -> atomic { cleanup_on(t, ALL_MASK, OP_RWREL, 0, WAITER_ID, 0) }
+     :: write -> atomic { ROOM(t) -> cleanup_on(t, ALL_MASK, OP_RWREL, 0, WAITER_ID, 0) }
      :: else -> skip
      fi
   fi;
 end:
+  skip;
+#ifdef LIVENESS
+  goto fin;
+crashed:
+  CLOCK_GOES_ON(t);
+fin:
   skip
+#endif
 }
 
 init {
@@ -275,8 +338,18 @@ init {
 }
 
 /* No writer with a reader (and one writer: there is one). */
+#if NR > 1
 #define READER_IN (IN_CS(0) || IN_CS(1))
+#else
+#define READER_IN IN_CS(0)
+#endif
 active proctype no_writer_with_a_reader() {
 end:
   atomic { IN_CS(WRITER) && READER_IN -> assert(false) }
 }
+#ifdef LIVENESS
+/* Liveness (README.md, "Liveness"): nothing stays blocked after every
+   holder crashed and the ttls passed: the writer, retrying without bound,
+   gets in whatever the readers did (hold, crash anywhere). */
+ltl writer_gets_in { <> held[WRITER] }
+#endif

@@ -20,9 +20,31 @@
  * Switch OLD_RELEASE_ALL (seeded bug, strings.pml): release_all.lua before
  * 7a05ebd published nothing; a set's release freed the waiter's name and
  * woke no one.
+ *
+ * LIVENESS: checked with LTL under weak fairness (pan -a -f; README.md,
+ * "Liveness"), with time: the waiter on a makes one acquisition and retries
+ * without bound, on its retry timer (WAIT_A_STEP) and when a release names
+ * it (its ATTS tokens reused in turn, its waiter id and score fixed); the
+ * set makes one acquisition (ATTS attempts, a retry delay between them) and
+ * may crash at any step (its requests sent, waiting, holding), its keys
+ * and its own wake-list entries staying until its clock, which goes on,
+ * passes their deadlines. Every reply arrives, in time (LIVE, TIMELY), each
+ * connection is served (PER_CONNECTION).
+ * WAKE_ONLY (seeded liveness bug, as mutex.pml's): a waiter that a quorum
+ * refused and listed retries only when a release names it, not on its
+ * timer.
  */
-#define NO_TIME
 #define LIVE
+#ifdef LIVENESS
+#define TIMELY
+#define PER_CONNECTION
+#define TAGS 5            /* > QCAP */
+#define IN_FLIGHT(cl) (rdl[cl] > 0)   /* from its start to its decision (one task per client) */
+#define FOREVER(t) ((t) == 1)   /* the waiter on a */
+#else
+#define NO_TIME
+#define FOREVER(t) 0
+#endif
 #ifndef NT
 #define NT 2              /* the set, and a waiter on a (3: and one on b) */
 #endif
@@ -48,6 +70,7 @@
 
 #define WAITER_TASK(w) (w)
 #include "release_news.pml"
+#include "liveness.pml"
 byte listed[NT];
 
 #include "strings.pml"
@@ -69,51 +92,87 @@ inline advance_model(cl, d) { advance_strings(cl, d) }
 
 /* The set (acquire_op with names held together): multi_acquire.lua on
    every master; a refused attempt cleaned up (release_all.lua '') where it
-   may hold; a retry on its timer; release_all.lua 'wake' on every master. */
+   may hold; a retry on its timer; release_all.lua 'wake' on every master.
+   With LIVENESS it may crash at any step. */
 proctype SetTask() {
   byte att, tok, tg;
   bool won;
 attempt:
   atomic {
+    ROOM(0) ->
     att++; tok = TOKEN(0, att);
     round_start(0, R_EARLY, TTL, OP_MULTI, tok, SET_MASK, 0)
   };
+#ifdef LIVENESS
+  if
+  TASK_CRASH(0)             /* its requests sent, still to run */
+  :: skip
+  fi;
+#endif
   await_round(0);
   atomic {
-    won = (yes[0] >= Q);
+    ROOM(0) ->
+    won = (yes[0] >= Q && IN_TIME(0));
     if
-    :: won -> held[0] = 1; wend[0] = 1
+    :: won -> held[0] = 1; wend[0] = rdl[0]
     :: else -> cleanup_on(0, MAY_HOLD(0), OP_RELALL, tok, SET_MASK, 0)
     fi;
     rdl[0] = 0
   };
   if
   :: won ->
+#ifdef LIVENESS
+     if
+     TASK_CRASH(0)          /* holding */
+     :: skip
+     fi;
+#endif
      atomic {
+       ROOM(0) ->
        held[0] = 0; wend[0] = 0;
        cleanup_on(0, ALL_MASK, OP_RELALL, tok, SET_MASK, 1)
      }
-  :: !won && att < ATTS -> goto attempt
+  :: !won && att < ATTS ->
+#ifdef LIVENESS
+     if
+     TASK_CRASH(0)          /* waiting for its retry */
+     :: skip
+     fi;
+#endif
+     atomic { WAIT_A_STEP(0) };
+     goto attempt
   :: else -> skip
   fi;
 end:
+  skip;
+#ifdef LIVENESS
+  goto fin;
+crashed:
+  CLOCK_GOES_ON(0);
+fin:
   skip
+#endif
 }
 
 /* A waiter on one name (mutex.pml's Task, NO_TIMER, one acquisition):
    mutex_acquire.lua lists it where refused; it retries only when named on
    a quorum (a listed waiter's retry is the plain SET NX PX); out of
-   attempts, it leaves every wake list. */
+   attempts, it leaves every wake list. With LIVENESS (FOREVER) it never
+   gives up, retries on its timer too, and stops once it holds. */
 proctype Waiter(byte t) {
   byte att, tok, tg, k, w;
-  bool plain, won;
+  bool plain, won, onlist;
   k = NAME_OF(t); w = t;   /* its waiter id */
   atomic { wcur[t] = t; listed[t] = 0 };
 attempt:
   atomic {
-    att++; tok = TOKEN(t, att);
+    ROOM(t) ->
+    att = (FOREVER(t) -> (att % ATTS) + 1 : att + 1); tok = TOKEN(t, att);
     plain = wk[t] && listed[t] > 0;
     wk[t] = 0;
+#ifdef LIVENESS
+    news_reset(t);
+#endif
     if
     :: plain -> round_start(t, R_EARLY, TTL, ON_KEY(OP_SETNX, k), tok, 0, 0)
     :: else -> round_start(t, R_EARLY, TTL, ON_KEY(OP_MACQ, k), tok, w, w)
@@ -121,11 +180,13 @@ attempt:
   };
   await_round(t);
   atomic {
+    ROOM(t) ->
+    onlist = !plain && no[t] >= Q;
     if
-    :: !plain && no[t] >= Q -> listed[t] = 1
+    :: onlist -> listed[t] = 1
     :: else -> skip
     fi;
-    won = (yes[t] >= Q);
+    won = (yes[t] >= Q && IN_TIME(t));
     if
     :: won ->
        held[t] = 1; wend[t] = 1; wcur[t] = 0;
@@ -138,20 +199,36 @@ attempt:
     rdl[t] = 0
   };
   if
+#ifdef LIVENESS
+  :: won && FOREVER(t) -> goto end   /* the property reached: it holds for ever */
+  :: won && !FOREVER(t) ->
+#else
   :: won ->
+#endif
      atomic {
+       ROOM(t) ->
        held[t] = 0; wend[t] = 0;
        if
        :: plain -> cleanup_on(t, ALL_MASK, ON_KEY(OP_MREL, k), tok, REL_WAKE, w)
        :: else -> cleanup_on(t, ALL_MASK, ON_KEY(OP_MREL, k), tok, REL_WAKE, 0)
        fi
      }
-  :: !won && att >= ATTS ->
-     atomic { wcur[t] = 0; cleanup_on(t, ALL_MASK, ON_KEY(OP_WLEAVE, k), w, 0, 0) }
-  :: !won && att < ATTS ->
-     /* no retry timer: only a release that names it on a quorum */
-     wk[t];
-     goto attempt
+  :: !won && !FOREVER(t) && att >= ATTS ->
+     atomic { ROOM(t) -> wcur[t] = 0; cleanup_on(t, ALL_MASK, ON_KEY(OP_WLEAVE, k), w, 0, 0) }
+  :: !won && (FOREVER(t) || att < ATTS) ->
+     if
+#ifdef LIVENESS
+     /* the retry timer (WAKE_ONLY: none for a waiter a quorum listed) */
+#ifdef WAKE_ONLY
+     :: !onlist -> atomic { WAIT_A_STEP(t) }; goto attempt
+#else
+     :: atomic { WAIT_A_STEP(t) }; goto attempt
+#endif
+#endif
+     /* a release that names it on a quorum (without LIVENESS, the only
+        way: no retry timer) */
+     :: wk[t] -> goto attempt
+     fi
   fi;
 end:
   skip
@@ -177,3 +254,9 @@ active proctype exclusion() {
 end:
   atomic { SET_AND_WAITER -> assert(false) }
 }
+#ifdef LIVENESS
+/* Liveness (README.md, "Liveness"): nothing stays blocked after every
+   holder crashed and the ttls passed: the waiter on a, retrying without
+   bound, acquires whatever the set did (hold, crash anywhere). */
+ltl waiter_acquires { <> held[1] }
+#endif
