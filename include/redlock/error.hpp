@@ -4,7 +4,7 @@
 #pragma once
 
 #include <redlock/export.hpp>
-#include <redlock/node_result.hpp>
+#include <redlock/node_vote.hpp>
 
 #include <boost/system/error_code.hpp>
 #include <boost/system/system_error.hpp>

@@ -5,7 +5,7 @@
 #include <redlock/export.hpp>
 
 #include <redlock/clock.hpp>
-#include <redlock/node_result.hpp>
+#include <redlock/node_vote.hpp>
 #include <redlock/options.hpp>
 
 #include <boost/asio/cancellation_signal.hpp>

@@ -3,7 +3,7 @@
 #pragma once
 
 #include <redlock/clock.hpp>
-#include <redlock/node_result.hpp>
+#include <redlock/node_vote.hpp>
 
 #include <chrono>
 #include <cstddef>

@@ -11,7 +11,7 @@
 #include <redlock/fenced_store.hpp>
 #include <redlock/lock.hpp>
 #include <redlock/mutex.hpp>
-#include <redlock/node_result.hpp>
+#include <redlock/node_vote.hpp>
 #include <redlock/node_uri.hpp>
 #include <redlock/observer.hpp>
 #include <redlock/options.hpp>

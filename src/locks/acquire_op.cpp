@@ -195,7 +195,7 @@ void acquire_op::send_attempt(const acquire_action& a) {
 
 void acquire_op::on_decided(quorum_round& f, std::uint64_t poll_id) {
   if (fsm_.done()) return;  // a release handed us the lock while this poll was in flight
-  if (options_.report) last_round_ = node_results_of(f);
+  if (options_.report) last_round_ = node_votes_of(f);
   last_tally_ = tally(f.outcomes());
   bool won = f.decision().acquired(options_.ttl, client_->options.drift_factor, options_.min_validity);
   if (retake_slot_) {  // the first attempt of a permit asked for again at once

@@ -137,7 +137,7 @@ node_answers node_answers_of(const quorum_round& round) {
   return answers;
 }
 
-std::vector<node_vote> node_results_of(const quorum_round& round) {
+std::vector<node_vote> node_votes_of(const quorum_round& round) {
   return unnamed_results(node_answers_of(round));
 }
 

@@ -74,7 +74,7 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
   /// Where a fair release wakes the head of the queue when it is one of this
   /// client's waiters (the message is the head's owner field).
   std::string wake_channel(const std::string& key) const { return keys::wake_channel(key, client_id); }
-  /// Fills in the names node_results_of left empty (results in node order).
+  /// Fills in the names node_votes_of left empty (results in node order).
   void name_nodes(std::vector<node_vote>& nodes) const;
   /// Each master's display name, in node order (lock_state::node_names).
   std::shared_ptr<const std::vector<std::string>> node_names;
@@ -179,6 +179,6 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
 node_answers node_answers_of(const quorum_round& round);
 /// The same for an acquire_report, with the masters' names left empty: the
 /// report names them when it is handed over (client_impl::name_nodes).
-std::vector<node_vote> node_results_of(const quorum_round& round);
+std::vector<node_vote> node_votes_of(const quorum_round& round);
 
 }  // namespace redlock::detail

@@ -13,6 +13,12 @@ namespace redlock::detail {
 
 using boost::system::error_code;
 
+// Each kind's entry, defined in its file under kinds/ (`extern`: a const
+// at namespace scope is file-local otherwise). A new kind is a new file
+// there, its line here and in every_kind, and its lock_kind.
+extern const kind_rounds mutex_rounds, reentrant_rounds, fair_rounds, semaphore_rounds, read_rounds, write_rounds,
+    set_rounds;
+
 namespace {
 // In the order status tries them on a key: a read-write lock's hash before
 // an owners' hash, whose values are numbers too.

@@ -51,7 +51,7 @@ class reentry_op : public std::enable_shared_from_this<reentry_op> {
   void on_decided(quorum_round& f) {
     tally_ = tally(f.outcomes());
     if (options_.report) {
-      options_.report->last_attempt = node_results_of(f);
+      options_.report->last_attempt = node_votes_of(f);
       client_->name_nodes(options_.report->last_attempt);
     }
     auto why = lease_round_error(f);

@@ -12,7 +12,7 @@
 #include "quorum_decision.hpp"
 #include "scripts/script_call.hpp"
 
-#include <redlock/node_result.hpp>
+#include <redlock/node_vote.hpp>
 #include <redlock/options.hpp>
 
 #include <boost/container/small_vector.hpp>

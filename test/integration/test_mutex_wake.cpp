@@ -73,7 +73,7 @@ BOOST_AUTO_TEST_CASE(mutex_waiter_retries_once_when_a_release_has_reached_a_quor
   // It retries once, when a quorum has announced the release.
   namespace keys = redlock::detail::keys;
   masters m(3);
-  auto stats = std::make_shared<redlock::counters>();
+  auto stats = std::make_shared<redlock::counting_observer>();
   auto opts = m.options();
   opts.observer = stats;
   redlock::client holder(m.options()), waiter(opts);

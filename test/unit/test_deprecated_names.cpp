@@ -11,7 +11,7 @@
 
 #include <redlock/election.hpp>
 #include <redlock/error.hpp>
-#include <redlock/node_result.hpp>
+#include <redlock/node_vote.hpp>
 #include <redlock/observer.hpp>
 #include <redlock/options.hpp>
 #include <redlock/status.hpp>

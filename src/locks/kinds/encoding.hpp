@@ -13,9 +13,6 @@
 
 namespace redlock::detail {
 
-extern const kind_rounds mutex_rounds, reentrant_rounds, fair_rounds, semaphore_rounds, read_rounds, write_rounds,
-    set_rounds;
-
 // The words of one call, on the stack for every size the hot paths use.
 using call_words = boost::container::small_vector<word, 12>;
 

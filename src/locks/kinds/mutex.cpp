@@ -136,7 +136,7 @@ bool decode_status(const status_record& record, node_lock_view& s) {
 
 }  // namespace
 
-const kind_rounds mutex_rounds{lock_kind::mutex, false, acquire, one_key_extend, release_token_hold, clean_up, nullptr,
+extern const kind_rounds mutex_rounds{lock_kind::mutex, false, acquire, one_key_extend, release_token_hold, clean_up, nullptr,
                                decode_status, repair};
 
 }  // namespace redlock::detail

@@ -130,9 +130,9 @@ bool decode_status(const status_record& record, node_lock_view& s) {
 
 }  // namespace
 
-const kind_rounds reentrant_rounds{lock_kind::reentrant, false, acquire_reentrant, one_key_extend, release, clean_up,
+extern const kind_rounds reentrant_rounds{lock_kind::reentrant, false, acquire_reentrant, one_key_extend, release, clean_up,
                                    adopt, decode_status, nullptr};
-const kind_rounds fair_rounds{lock_kind::fair, false, acquire_fair, one_key_extend, release, clean_up, adopt,
+extern const kind_rounds fair_rounds{lock_kind::fair, false, acquire_fair, one_key_extend, release, clean_up, adopt,
                               decode_status, nullptr};
 
 }  // namespace redlock::detail

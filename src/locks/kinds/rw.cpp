@@ -68,9 +68,9 @@ bool decode_status(const status_record& record, node_lock_view& s) {
 
 }  // namespace
 
-const kind_rounds read_rounds{lock_kind::read, false, acquire, extend, release, clean_up, adopt, decode_status,
+extern const kind_rounds read_rounds{lock_kind::read, false, acquire, extend, release, clean_up, adopt, decode_status,
                                nullptr};
-const kind_rounds write_rounds{lock_kind::write, false, acquire, extend, release, clean_up, adopt, decode_status,
+extern const kind_rounds write_rounds{lock_kind::write, false, acquire, extend, release, clean_up, adopt, decode_status,
                                 nullptr};
 
 }  // namespace redlock::detail

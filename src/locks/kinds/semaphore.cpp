@@ -119,7 +119,7 @@ bool decode_status(const status_record& record, node_lock_view& s) {
 
 // A permit's release is a mutex's, waking the semaphore's waiters
 // (lock_state::waiters_key).
-const kind_rounds semaphore_rounds{lock_kind::semaphore, false, acquire, extend, release_token_hold, clean_up, adopt,
+extern const kind_rounds semaphore_rounds{lock_kind::semaphore, false, acquire, extend, release_token_hold, clean_up, adopt,
                                    decode_status, nullptr};
 
 }  // namespace redlock::detail

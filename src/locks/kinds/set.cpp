@@ -107,6 +107,6 @@ void adopt(const client_impl& client, lock_state& s, const adopt_options& how) {
 }  // namespace
 
 // A set's keys are mutexes: status reads them as such.
-const kind_rounds set_rounds{lock_kind::mutex, true, acquire, extend, release, clean_up, adopt, nullptr, nullptr};
+extern const kind_rounds set_rounds{lock_kind::mutex, true, acquire, extend, release, clean_up, adopt, nullptr, nullptr};
 
 }  // namespace redlock::detail

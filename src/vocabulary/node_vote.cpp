@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <redlock/node_result.hpp>
+#include <redlock/node_vote.hpp>
 
 #include <array>
 
