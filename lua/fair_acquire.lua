@@ -19,8 +19,28 @@
 -- lock by a release writes it when it confirms (fair_dequeue.lua)
 -- Returns 'OK' or the fence counter when granted; when queued, -1 - our rank
 -- in line (-1: first, but the lock is held), so a waiter far back can poll
--- less often; nil when a later request of ours already ran here.
+-- less often; nil when a later request of ours already ran here. A first
+-- acquisition granted without standing in line (below) returns 'FAST', or
+-- the fence counter in an array of one.
 --#include lib/fair_line.lua
+
+-- The lock free and nobody in line (so neither are we): granted without
+-- standing in line, the line's keys left unwritten. FIFO holds without our
+-- place: while we hold the key nobody else is granted or handed it here,
+-- and if this attempt misses its quorum, its clean-up (reentrant_release.lua,
+-- ARGV[7]) puts us in line with our score in the script that deletes this
+-- hold. No sweep either: an empty line has no stale waiter.
+if ARGV[4] == 'first' and redis.call('EXISTS', KEYS[1]) == 0 and redis.call('ZCARD', KEYS[3]) == 0 then
+  redis.call('HSET', KEYS[1], ARGV[1], 1, ':hold-id', ARGV[7])
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  if (ARGV[9] or '') ~= '' then
+    redis.call('SET', KEYS[6], ARGV[1] .. ' ' .. ARGV[9], 'PX', ARGV[2])
+  end
+  if ARGV[3] == '1' then
+    return {redis.call('INCR', KEYS[2])}
+  end
+  return redis.status_reply('FAST')
+end
 
 local kind = redis.call('TYPE', KEYS[1])['ok']
 if kind ~= 'none' and kind ~= 'hash' then

@@ -29,6 +29,18 @@
  * win; LATE_ARRIVAL makes the last owner ask only once owner 1 is in line
  * on a quorum, the case FIFO is about.
  *
+ * The fast path (issue 38): a first acquisition's poll on a master where
+ * the lock is free and nobody is in line is granted there without standing
+ * in line (answered V_OUT_OF_LINE); a winner by polls sends its leave
+ * (fair_dequeue.lua) only to the other masters, and a failed poll's
+ * clean-up (REL_PLACE) puts it in line there, as it does where a release
+ * handed it the lock.
+ * Switch FAST_NO_REQUEUE (seeded bug, FAIR): the clean-up of a master that
+ * granted the poll out of line carries no place (no ARGV[7]): the waiter is
+ * left neither holding nor in line there.
+ * Switch NO_FAST (FAIR): fair_acquire.lua before the fast path, for
+ * comparison (the script hash above is the current one's).
+ *
  * Switch OLD_GIVE_BACK (seeded bug, FAIR): the clean-up of a failed poll
  * before issue 35's fix: it gives back a hold a release handed the waiter
  * (which took it out of line there) and leaves it neither holding nor in
@@ -51,7 +63,7 @@
  * @script lua/reentrant_acquire.lua 8e7095293d67dbabed2ab19857d8bdb5113b33c4
  * @script lua/reentrant_release.lua f91042d1f7269f8ca353b271417d5579c0a443b7
  * @script lua/reentrant_undo.lua e1bdc864b085ae53fa526f18721d5c5b72dfb711
- * @script lua/fair_acquire.lua 74aba8a0f52ea6d2e912ebac3c176bff73b9b1e9
+ * @script lua/fair_acquire.lua 26c792637509cfcfbe5713c372eee371f0ce3fc4
  * @script lua/fair_dequeue.lua bb972acf46af5e63512243a93ce3e3fb98072add
  */
 #define NO_TIME
@@ -98,9 +110,18 @@ bool tnt[N * NO];
 #define C(m, o) ((m) * NO + (o))
 #if NO > 2
 #define KEY_EXISTS(m) (cnt[C(m, 0)] != 0 || cnt[C(m, 1)] != 0 || cnt[C(m, 2)] != 0)
+#define LINE_EMPTY(m) (qsc[C(m, 0)] == 0 && qsc[C(m, 1)] == 0 && qsc[C(m, 2)] == 0)
 #else
 #define KEY_EXISTS(m) (cnt[C(m, 0)] != 0 || cnt[C(m, 1)] != 0)
+#define LINE_EMPTY(m) (qsc[C(m, 0)] == 0 && qsc[C(m, 1)] == 0)
 #endif
+/* A poll's grant out of line (fair_acquire.lua's 'FAST'), in the value its
+   answer carries (rv; a grant in line carries 0) */
+#define V_OUT_OF_LINE 1
+/* Task t's round was granted out of line on master m; the masters where
+   (bits) */
+#define OUT_OF_LINE_AT(t, m) (st[(t) * N + (m)] == S_YES && rv[(t) * N + (m)] == V_OUT_OF_LINE)
+#define OUT_OF_LINE_MASK(t) (OUT_OF_LINE_AT(t, 0) | (OUT_OF_LINE_AT(t, 1) << 1) | (OUT_OF_LINE_AT(t, 2) << 2))
 /* owner a is before owner b in line on master m (ZRANGE, ZRANK: by score,
    ties by member) */
 #define BEFORE(m, a, b) (qsc[C(m, a)] < qsc[C(m, b)] || (qsc[C(m, a)] == qsc[C(m, b)] && (a) < (b)))
@@ -222,10 +243,15 @@ inline reentrant_acquire(m, o, id, reenter) {
 
 /* fair_acquire.lua on master m (score 0: a re-entry). */
 inline fair_acquire(m, o, id, score) {
-  /* 184-187 TYPE; 188-196 TIME, stale waiters swept: none (NO_TIME) */
-  h_kind = KEY_EXISTS(m);                                 /* kind ~= 'none' */
+  h_kind = KEY_EXISTS(m);                                 /* 33 EXISTS; kind ~= 'none' */
   g_n = (cnt[C(m, o)] != 0);                              /* 203-204 HMGET: ours */
   if
+#ifndef NO_FAST
+  :: score != 0 && !h_kind && LINE_EMPTY(m) ->            /* 33 EXISTS, ZCARD: free, nobody in line */
+     cnt[C(m, o)] = 1; hid[m] = id;                       /* 34 HSET owner 1 :hold-id; 35-38 PEXPIRE, description */
+     g_r = R_YES; g_v = V_OUT_OF_LINE                     /* 42 'FAST' */
+#endif
+  /* 184-187 TYPE; 188-196 TIME, stale waiters swept: none (NO_TIME) */
   :: g_n && LATER(hid[m], id) -> g_r = R_NO                     /* 205-207 */
   :: else ->
      if
@@ -546,6 +572,9 @@ poll:
           g_x = MAY_HOLD(t) | HG_MASK(t);
 #ifdef OLD_GIVE_BACK
           cleanup_on(t, g_x, OP_REL, OWNER_OF(t), id, REL_LAST);
+#elif defined(FAST_NO_REQUEUE)
+          cleanup_on(t, g_x & OUT_OF_LINE_MASK(t), OP_REL, OWNER_OF(t), id, REL_LAST);
+          cleanup_on(t, g_x & ~OUT_OF_LINE_MASK(t), OP_REL, OWNER_OF(t), id, REL_LAST | REL_PLACE);
 #else
           cleanup_on(t, g_x, OP_REL, OWNER_OF(t), id, REL_LAST | REL_PLACE);
 #endif
@@ -605,8 +634,14 @@ hold:
 #endif
     waiting[t] = 0; acq_done[t] = 1;
     held[t] = 1; wend[t] = 1; lcnt[t] = 1; lhid[t] = id;
+    /* Won by polls: the leave goes to every master but those that granted
+       this poll out of line (begin_holding's in_line_on). One yet to answer
+       gets it at once here; the client sends it when the answer comes
+       (on_late_poll_reply) unless that answer is a grant out of line: after
+       the poll on that connection either way, and a leave where we stand in
+       no line changes nothing. */
     if
-    :: !byhand -> cleanup_on(t, ALL_MASK, OP_DEQ, OWNER_OF(t), id, 0)
+    :: !byhand -> cleanup_on(t, ALL_MASK & ~OUT_OF_LINE_MASK(t), OP_DEQ, OWNER_OF(t), id, 0)
     :: byhand -> skip
     :: byhand -> cleanup_on(t, ALL_MASK, OP_DEQ, OWNER_OF(t), id, 0)   /* the confirmation */
     fi

@@ -185,6 +185,10 @@ void acquire_op::send_attempt(const acquire_action& a) {
       if (said.state == node_state::refused && self->fsm_.done())
         leave_wake_list(self->client_, self->key_, self->waiter_id_, {node});
     });
+  else if (options_.kind == lock_kind::fair)
+    round->on_late_reply([self = shared_from_this(), attempt](std::uint32_t node, const node_outcome& said) {
+      self->on_late_poll_reply(node, said, attempt);
+    });
   // A fair poll that fails is only followed by waiting in line: hear every
   // master first, so that cleaning up does not release (and so void the
   // hand-over terms, see on_handed) where it was merely queued.

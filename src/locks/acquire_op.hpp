@@ -73,6 +73,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
     node_answers answers;
     fair_win how;  // fair locks only
     std::string key{};  // the key held, when not key_ (a semaphore's slot)
+    std::vector<std::uint32_t> in_line_on{};  // fair, won by polls: see begin_holding
   };
 
   // the loop: one event in, the machine's actions carried out
@@ -88,6 +89,8 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   using late_grant_token = boost::static_string<48>;
   void on_late_grant(std::uint32_t node, const node_outcome& said, std::string_view token, unsigned attempt,
                      unsigned first_slot);
+  // fair: a poll's answer after its round was decided (acquire_win.cpp)
+  void on_late_poll_reply(std::uint32_t node, const node_outcome& said, unsigned attempt);
   // the fair hand-over (acquire_wake.cpp)
   void on_handed(std::uint32_t node, std::uint64_t poll_id);
   bool won_by_hand_over();
@@ -132,6 +135,7 @@ class acquire_op : public std::enable_shared_from_this<acquire_op> {
   std::optional<unsigned> retake_slot_;  // semaphore: the slot our release just gave back
   std::optional<std::int32_t> won_choice_;  // semaphore: the candidate the winning attempt holds
   std::weak_ptr<lock_state> held_;  // what the winning attempt became (a late grant may outlive its release)
+  unsigned won_poll_ = 0;           // fair: the attempt that won by polls (0: none)
   double queue_score_ = 0;
   handover_ledger handover_;    // fair: grants releases handed us
   release_news news_;           // mutex, reentrant: releases heard, per master

@@ -40,10 +40,32 @@ void acquire_op::acquired(const quorum_round& f, std::optional<std::uint64_t> fe
     release_permits(client_, key_, options_.permits, permit_slot(first_slot_, options_.permits, *won_choice_), token_,
                     described(), elsewhere);
   }
+  // Fair: the lines we may stand in, left once we hold (begin_holding):
+  // not where this poll was granted out of line, nor where it has not
+  // answered yet (on_late_poll_reply).
+  std::vector<std::uint32_t> in_line_on;
+  if (options_.kind == lock_kind::fair) {
+    won_poll_ = fsm_.attempts();
+    for (std::uint32_t i = 0; i < f.outcomes().size(); ++i) {
+      auto& o = f.outcomes()[i];
+      if (o.state != node_state::pending && !granted_out_of_line(o)) in_line_on.push_back(i);
+    }
+  }
   // Unnamed: the lock names them when read, a report when handed over.
   hold({f.decision().window_end(options_.ttl, client_->options.drift_factor), fence,
         node_answers_of(f),
-        fair_win::by_poll, held_key(f)});
+        fair_win::by_poll, held_key(f), std::move(in_line_on)});
+}
+
+// A master that answers the winning poll only after the win: we may stand
+// in line there (queued, granted in line, or it may have run unanswered),
+// unless it granted us out of line. Leave that line, as begin_holding did
+// on the others; once our release is asked, it leaves every line itself.
+void acquire_op::on_late_poll_reply(std::uint32_t node, const node_outcome& said, unsigned attempt) {
+  if (attempt != won_poll_ || granted_out_of_line(said)) return;
+  auto held = held_.lock();
+  if (!held || held->released) return;
+  leave_queue(client_, held->key, held->token, held->hold_id(), std::nullopt, {}, {node}, [](quorum_round&) {});
 }
 
 kind_fields acquire_op::held_fields() const {
@@ -64,7 +86,7 @@ void acquire_op::hold(win w) {
                               {name_, std::move(key), std::move(token_), held_fields(), w.valid_until, w.fence,
                                std::move(w.answers)});
   held_ = state;
-  begin_holding(client_, state, options_, w.how);
+  begin_holding(client_, state, options_, w.how, std::move(w.in_line_on));
   complete({}, lock_access::make(std::move(state)));
 }
 

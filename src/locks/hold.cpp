@@ -45,7 +45,7 @@ namespace {
 // Fair: leave every queue, and for a hand-over, extend the hold to the ttl
 // (the window with it) and write the description the releaser could not.
 void confirm_fair_hold(const std::shared_ptr<client_impl>& client, const std::shared_ptr<lock_state>& state,
-                       fair_win how, const std::string& description) {
+                       fair_win how, const std::string& description, const std::vector<std::uint32_t>& nodes) {
   std::optional<milliseconds> extend_to;
   if (how == fair_win::handed_short) extend_to = state->ttl;
   auto drift_factor = client->options.drift_factor;
@@ -60,13 +60,13 @@ void confirm_fair_hold(const std::shared_ptr<client_impl>& client, const std::sh
     auto ec = moved ? boost::system::error_code{} : make_error_code(errc::validity_expired);
     if (obs) report_round_span(*obs, span_kind::extend, *s, f, ec, began);
   };
-  leave_queue(client, state->key, state->token, state->hold_id(), extend_to, description, std::move(on_left));
+  leave_queue(client, state->key, state->token, state->hold_id(), extend_to, description, nodes, std::move(on_left));
 }
 
 }  // namespace
 
 void begin_holding(const std::shared_ptr<client_impl>& client, const std::shared_ptr<lock_state>& state,
-                   const acquire_options& options, fair_win how) {
+                   const acquire_options& options, fair_win how, std::vector<std::uint32_t> in_line_on) {
   if (auto& obs = client->options.observer) {
     state->hold_observer = obs;
     state->held_since = std::chrono::steady_clock::now();
@@ -81,11 +81,14 @@ void begin_holding(const std::shared_ptr<client_impl>& client, const std::shared
     state->registry_key = registry_key(state->key, state->token);
     client->held[state->registry_key] = state;
   }
-  // Won by polls: every master may still queue us (granted ones keep us in
-  // line until we win, fair_acquire.lua). Leave every queue now, not at the
-  // sweep; but only once the caller has its lock: sending to every master
-  // first delays it (each write wakes a master that competes for the CPU;
-  // bench/README.md, "What the measurements decided").
+  // Won by polls: the masters that queued us or granted us in line keep us
+  // in line until we win (fair_acquire.lua); `in_line_on` lists them, and
+  // those that have not answered yet (acquire_op::on_late_poll_reply sends
+  // to them when they do). Leave those queues now, not at the sweep; but
+  // only once the caller has its lock: sending first delays it (each write
+  // wakes a master that competes for the CPU; bench/README.md, "What the
+  // measurements decided"). Granted out of line everywhere (the lock was
+  // free, nobody waiting): nothing to send.
   // Won by hand-over: the masters that handed it over took us out of line,
   // and wherever else we are still in line our release takes us out
   // (reentrant_release.lua); meanwhile that entry lets no one else win, as
@@ -95,12 +98,15 @@ void begin_holding(const std::shared_ptr<client_impl>& client, const std::shared
   // from its watchdog's extend instead); nothing at all for a lock released
   // before then, which saves a script call per master per hand-off.
   if (options.kind == lock_kind::fair) {
-    if (how == fair_win::by_poll || !options.description.empty()) {
+    bool by_poll = how == fair_win::by_poll;
+    if (by_poll ? !in_line_on.empty() : !options.description.empty()) {
       // A hold handed over was written by the releaser's script, which knows
-      // no description: the confirmation writes it.
-      auto description = how == fair_win::by_poll ? std::string() : options.description;
-      boost::asio::post(client->strand, [client, state, how, description = std::move(description)] {
-        confirm_fair_hold(client, state, how, description);
+      // no description: the confirmation writes it, on every master.
+      auto description = by_poll ? std::string() : options.description;
+      if (!by_poll) in_line_on = client->masters->all();
+      boost::asio::post(client->strand, [client, state, how, description = std::move(description),
+                                         nodes = std::move(in_line_on)] {
+        confirm_fair_hold(client, state, how, description, nodes);
       });
     } else if (how == fair_win::handed_short && !options.renew) {
       auto third = (state->get_valid_until() - state->now()) / 3;
@@ -111,7 +117,7 @@ void begin_holding(const std::shared_ptr<client_impl>& client, const std::shared
         auto c = weak_client.lock();
         auto s = weak_state.lock();
         if (ec || !c || c->stopped || !s || s->released || s->lost.load() != 0) return;
-        confirm_fair_hold(c, s, fair_win::handed_short, {});
+        confirm_fair_hold(c, s, fair_win::handed_short, {}, c->masters->all());
       });
     }
   }

@@ -54,8 +54,9 @@ std::shared_ptr<lock_state> new_lock_state(const client_impl& client, const acqu
 
 /// Holding begins: register a reentrant/fair hold, leave the fair queues
 /// where that is still needed (after the caller has its lock: that round
-/// costs it no latency), start the watchdog of a renewed lock.
+/// costs it no latency; `in_line_on`: the masters a winner by polls may
+/// stand in line on), start the watchdog of a renewed lock.
 void begin_holding(const std::shared_ptr<client_impl>& client, const std::shared_ptr<lock_state>& state,
-                   const acquire_options& options, fair_win how);
+                   const acquire_options& options, fair_win how, std::vector<std::uint32_t> in_line_on);
 
 }  // namespace redlock::detail

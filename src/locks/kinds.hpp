@@ -209,13 +209,18 @@ void check_key_types(const std::shared_ptr<client_impl>& client, const std::stri
 void undo_reentry(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& field,
                   const std::vector<std::uint32_t>& nodes);
 
-/// A fair-lock waiter that won a quorum leaves the queue everywhere; with
+/// A fair-lock waiter that won a quorum leaves the queue on `nodes`; with
 /// `extend_to`, it also extends its hold to that ttl where it holds the lock
 /// ("yes"), confirming a hold a release handed over for its queue deadline
 /// only. (A waiter that gives up leaves by a release, which passes the lock on.)
 void leave_queue(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& field,
                  std::uint64_t hold_id, std::optional<milliseconds> extend_to, const std::string& description,
-                 quorum_round::decided_fn done);
+                 const std::vector<std::uint32_t>& nodes, quorum_round::decided_fn done);
+
+/// A fair poll's master granted it without putting it in line (the lock
+/// free, nobody in line: fair_acquire.lua's fast path): a winner has no
+/// place to leave there.
+bool granted_out_of_line(const node_outcome& o);
 
 // ---- shared by every kind's callers -------------------------------------
 

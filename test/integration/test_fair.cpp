@@ -825,3 +825,173 @@ BOOST_AUTO_TEST_CASE(fair_head_whose_poll_fails_keeps_its_turn_where_it_was_hand
   BOOST_REQUIRE(got);
   waiter.release(*got);
 }
+
+namespace {
+
+// fair_acquire.lua by hand on one master: a first acquisition's poll.
+std::string fair_poll(redlock::testing::redis_process& s, const std::string& name, const std::string& owner,
+                      const std::string& score, const std::string& poll_id, const std::string& fenced = "0") {
+  return s.command({"EVAL", std::string(redlock::detail::scripts::fair_acquire.body), "5", name, keys::fence(name),
+                    keys::queue(name), keys::queue_deadlines(name), keys::queue_terms(name), owner, "5000", fenced,
+                    "first", score, "10000", poll_id, "1"});
+}
+
+bool line_keys_exist(redlock::testing::redis_process& s, const std::string& name) {
+  return s.command({"EXISTS", keys::queue(name), keys::queue_deadlines(name), keys::queue_terms(name)}) != "0";
+}
+
+}  // namespace
+
+// Issue 38: the lock free and nobody in line, a fair acquisition is granted
+// without standing in line (fair_acquire.lua's fast path), and a winner
+// that stood in no line sends no leave-the-line script (fair_dequeue.lua).
+// Before, it wrote the line's three keys on every master and left them with
+// a third script call per master.
+BOOST_AUTO_TEST_CASE(an_uncontended_fair_acquisition_stands_in_no_line) {
+  masters m(3);
+  redlock::client c(m.options(1000ms));  // every master answers in time on a loaded machine
+  for (bool fenced : {false, true}) {
+    BOOST_TEST_CONTEXT("fenced: " << fenced) {
+      const std::string name = fenced ? "alone-fenced" : "alone";
+      std::vector<long> before;
+      for (std::size_t i = 0; i < 3; ++i) before.push_back(redlock::testing::script_calls(m[i]));
+      auto o = fair();
+      o.queue_timeout = 10000ms;
+      o.fenced = fenced;
+      o.description = "alone here";
+      auto l = c.acquire(name, o);
+      if (fenced) BOOST_TEST(l.fence().value_or(0) > 0u);
+      std::size_t described = 0;
+      for (auto& s : c.status(name)) described += s.description == "alone here";
+      BOOST_TEST(described >= 2u);
+      c.release(l);
+      for (std::size_t i = 0; i < 3; ++i)
+        BOOST_TEST(eventually([&] { return m[i].command({"EXISTS", name}) == "0"; }));
+      std::this_thread::sleep_for(300ms);  // a leave-the-line round would have run by now
+      for (std::size_t i = 0; i < 3; ++i) {
+        BOOST_TEST(redlock::testing::command_calls(m[i], {"zadd"}) == 0, "master " << i << " ran ZADD");
+        BOOST_TEST(!line_keys_exist(m[i], name));
+        // The poll, the status read and the release (and a fenced one's
+        // raise), no leave-the-line script.
+        auto ran = redlock::testing::script_calls(m[i]) - before[i];
+        BOOST_TEST(ran == (fenced ? 4 : 3), "master " << i << " ran " << ran << " scripts");
+      }
+    }
+  }
+}
+
+// The script's side, on one master: granted out of line ('FAST'), the
+// line's keys unwritten; the clean-up of a failed attempt puts the waiter in
+// line with its score (reentrant_release.lua, ARGV[7]), so a later caller
+// finding the lock free is not granted ahead of it; and only a free lock
+// with an empty line is granted out of line.
+BOOST_AUTO_TEST_CASE(fair_acquire_grants_out_of_line_only_a_free_lock_nobody_waits_for) {
+  masters m(1);
+  auto& s = m[0];
+  BOOST_TEST(fair_poll(s, "free", "c:o", "100", "5") == "FAST");
+  BOOST_TEST(!line_keys_exist(s, "free"));
+  BOOST_TEST(s.command({"HGET", "free", "c:o"}) == "1");
+  BOOST_TEST(s.command({"HGET", "free", ":hold-id"}) == "5");
+  BOOST_TEST(std::stoll(s.command({"PTTL", "free"})) > 4000);
+  BOOST_TEST(fair_poll(s, "free", "c:o", "100", "4") == "(nil)");  // an older poll of ours, late
+  BOOST_TEST(fair_poll(s, "free", "other:o", "50", "9") == "-1");  // held: in line, first
+  BOOST_TEST(s.command({"ZREM", keys::queue("free"), "other:o"}) == "1");
+  // The failed attempt's clean-up: the hold given back, our place kept.
+  auto clean_up = s.command({"EVAL", std::string(redlock::detail::scripts::reentrant_release.body), "4", "free",
+                             keys::queue("free"), keys::queue_deadlines("free"), keys::queue_terms("free"), "c:o",
+                             keys::released_channel("free"), "1", "0", "", "5", "100", "10000"});
+  BOOST_TEST(clean_up == "1");
+  BOOST_TEST(s.command({"EXISTS", "free"}) == "0");
+  BOOST_TEST(s.command({"ZSCORE", keys::queue("free"), "c:o"}) == "100");
+  // Free, but we are in line: a later caller waits behind us...
+  BOOST_TEST(fair_poll(s, "free", "later:o", "200", "1") == "-2");
+  // ...and our next poll is granted, in line.
+  BOOST_TEST(fair_poll(s, "free", "c:o", "100", "6") == "OK");
+  // Fenced: the counter, still out of line.
+  BOOST_TEST(fair_poll(s, "fenced", "c:o", "100", "7", "1") == "1");
+  BOOST_TEST(!line_keys_exist(s, "fenced"));
+  BOOST_TEST(s.command({"HGET", "fenced", "c:o"}) == "1");
+}
+
+// A master that answers the winning poll only after the win (paused): the
+// poll runs there later and queues us behind another holder. The winner
+// must leave that line (acquire_op::on_late_poll_reply), or it would stay
+// first in line there until the queue timeout and hold back every waiter.
+BOOST_AUTO_TEST_CASE(a_winner_leaves_the_line_where_its_poll_was_answered_late) {
+  for (bool timed_out : {false, true}) {
+    BOOST_TEST_CONTEXT("the late master's request timed out: " << timed_out) {
+      masters m(3);
+      const std::string name = timed_out ? "late-timed-out" : "late";
+      m[2].command({"HSET", name, "other-client:owner", "1"});
+      m[2].command({"PEXPIRE", name, "60000"});
+      redlock::client c(m.options(timed_out ? 300ms : 3000ms));
+      auto o = fair();
+      o.queue_timeout = 20000ms;  // its place would outlast the test
+      m[2].pause();
+      auto l = c.acquire(name, o);  // masters 0 and 1: granted out of line
+      std::this_thread::sleep_for(timed_out ? 600ms : 100ms);
+      m[2].resume();
+      // The poll ran there (it queued us: ZADD)...
+      BOOST_REQUIRE(eventually([&] { return redlock::testing::command_calls(m[2], {"zadd"}) > 0; }));
+      BOOST_TEST(eventually([&] { return queued_on(m[2], name) == 0u; }), "still in line on the late master");
+      for (std::size_t i = 0; i < 2; ++i) BOOST_TEST(!line_keys_exist(m[i], name));
+      c.release(l);
+    }
+  }
+}
+
+// A waiter granted out of line on master 2 (the others held by another)
+// misses its quorum; its clean-up puts it in line there with its score, so
+// a caller who asks later cannot be granted that master first, and the
+// waiter wins once the others are free.
+BOOST_AUTO_TEST_CASE(a_waiter_granted_out_of_line_whose_attempt_fails_keeps_its_turn) {
+  masters m(3);
+  const std::string name = "out-of-line-turn";
+  for (std::size_t i : {0u, 1u}) {
+    m[i].command({"HSET", name, "other-client:owner", "1"});
+    m[i].command({"PEXPIRE", name, "60000"});
+  }
+  redlock::client waiter(m.options(1000ms));
+  auto o = fair(20000ms);
+  o.retry_delay = 1000ms;
+  o.retry_jitter = 0ms;
+  o.queue_timeout = 20000ms;
+  background<redlock::lock> head([&] { return waiter.acquire(name, o); });
+  BOOST_REQUIRE(eventually([&] { return queued_on(m[2], name) == 1u; }));
+  BOOST_TEST(m[2].command({"EXISTS", name}) == "0");  // its grant there given back
+  auto field = m[2].command({"ZRANGE", keys::queue(name), "0", "0"});
+  auto later = std::to_string(std::stod(m[2].command({"ZSCORE", keys::queue(name), field})) + 1000);
+  BOOST_TEST(fair_poll(m[2], name, "later:0", later, "1") == "-2", "a later caller was granted ahead of the waiter");
+  BOOST_TEST(m[2].command({"ZREM", keys::queue(name), "later:0"}) == "1");
+  for (std::size_t i : {0u, 1u}) m[i].command({"DEL", name});
+  std::optional<redlock::lock> got = head.get();
+  BOOST_REQUIRE(got);
+  waiter.release(*got);
+  for (std::size_t i = 0; i < 3; ++i) BOOST_TEST(eventually([&] { return queued_on(m[i], name) == 0u; }));
+}
+
+// A hold granted out of line is a hold like any other: re-entered,
+// extended, adopted by another handle and released, and the same owner
+// asking twice at once is granted once and re-enters.
+BOOST_AUTO_TEST_CASE(a_fair_hold_granted_out_of_line_reenters_extends_and_is_adopted) {
+  masters m(3);
+  const std::string name = "out-of-line-hold";
+  redlock::client c(m.options(1000ms));
+  auto o = fair();
+  o.queue_timeout = 10000ms;
+  o.owner = "task";
+  auto first = c.acquire(name, o);
+  auto again = c.acquire(name, o);  // re-entered
+  BOOST_TEST(m.holding(name) == 3u);
+  c.extend(again, 8000ms);
+  BOOST_TEST(std::stoll(m[0].command({"PTTL", name})) > 6000);
+  c.release(again);
+  BOOST_TEST(m.holding(name) == 3u);  // one level left
+  redlock::client other(m.options(1000ms));
+  redlock::adopt_options how;
+  how.kind = lock_kind::fair;
+  auto adopted = other.adopt(name, first.token(), 5000ms, how);
+  other.release(adopted);
+  BOOST_TEST(eventually([&] { return m.holding(name) == 0u; }));
+  for (std::size_t i = 0; i < 3; ++i) BOOST_TEST(!line_keys_exist(m[i], name));
+}

@@ -45,7 +45,7 @@ void undo_reentry(const std::shared_ptr<client_impl>& client, const std::string&
 
 void leave_queue(const std::shared_ptr<client_impl>& client, const std::string& key, const std::string& field,
                  std::uint64_t hold_id, std::optional<milliseconds> extend_to, const std::string& description,
-                 quorum_round::decided_fn done) {
+                 const std::vector<std::uint32_t>& nodes, quorum_round::decided_fn done) {
   std::vector<std::string> args{field, extend_to ? std::to_string(extend_to->count()) : std::string(),
                                 std::to_string(hold_id)};
   if (!description.empty()) args.push_back(description);
@@ -53,19 +53,37 @@ void leave_queue(const std::shared_ptr<client_impl>& client, const std::string& 
                                      !description.empty());
   round_ptr round(new quorum_round(client->masters, scripts::fair_dequeue, std::move(script_keys), std::move(args),
                                    classify_one_zero, std::move(done)));
-  round->start();
+  round->start_on(nodes);
 }
 
 namespace {
 
-// As a grant; queued = -1 - rank (value = rank).
+// How classify_fair_grant marks a grant out of line (in `fields`, which no
+// other reader of a fair poll's outcomes looks at).
+constexpr std::string_view out_of_line_mark = "out of line";
+
+// As a grant; queued = -1 - rank (value = rank); granted out of line
+// (fair_acquire.lua's 'FAST', or {counter} when fenced): a grant, marked.
 verdict classify_fair_grant(const redisReply& r, node_outcome& out) {
   if (r.type == REDIS_REPLY_INTEGER && r.integer < 0) {
     out.value = -1 - r.integer;  // our rank in this master's queue
     return verdict::no;
   }
-  return classify_grant(r, out);
+  bool fast = r.type == REDIS_REPLY_STATUS && reply_text(r) == "FAST";
+  bool fast_fenced = r.type == REDIS_REPLY_ARRAY && r.elements == 1 && r.element[0]->type == REDIS_REPLY_INTEGER;
+  if (!fast && !fast_fenced) return classify_grant(r, out);
+  if (fast_fenced) out.value = r.element[0]->integer;  // fence counter
+  out.fields.assign(1, std::string(out_of_line_mark));
+  return verdict::yes;
 }
+
+}  // namespace
+
+bool granted_out_of_line(const node_outcome& o) {
+  return o.state == node_state::locked && o.fields.size() == 1 && o.fields.front() == out_of_line_mark;
+}
+
+namespace {
 
 const char* mode_word(const acquire_request& req) { return req.reenter ? "reenter" : "first"; }
 
