@@ -108,10 +108,17 @@ struct settings {
   milliseconds node_timeout{50};
   milliseconds ttl{10000};
   bool quick = false;
+  bool smoke = false;  // --smoke (implies quick): the tests' runs, every path taken, no figure to read
   std::size_t workers = 8;  // contended scenarios: threads, each its own client
   bool one_thread = false;  // contended scenarios: the workers as coroutines on one thread instead
   std::string tag;         // unique per run: part of every key name
   std::string tls_ca_file;  // rediss:// masters: the CA that signed their certificates
+
+  /// A run's size: the full run's, --quick's or --smoke's.
+  template <class T>
+  T sized(T full, T quick_size, T smoke_size) const {
+    return smoke ? smoke_size : quick ? quick_size : full;
+  }
 
   redlock::client_options client_options() const;
   std::vector<std::string> uris() const;

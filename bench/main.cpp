@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // redlock-bench: latency and throughput of redlock against real masters.
 //
-//   redlock-bench [--quick] [--json FILE] [--scenario NAME ...]
+//   redlock-bench [--quick | --smoke] [--json FILE] [--scenario NAME ...]
 //                 [--nodes URI,...] [--pidfiles DIR] [--tls | --tls-ca-file FILE] [--node-timeout 50ms] [--ttl 10s]
 //
 // Without --nodes it starts 5 redis-server masters of its own on free loopback
@@ -277,6 +277,8 @@ int main(int argc, char** argv) {
       "with --nodes: directory of <port>.pid files, so one_hung and no_quorum can SIGSTOP the masters")(
       "scenario", po::value(&scenario_args)->composing(), "scenario to run (repeatable or comma-separated; default all)")(
       "quick", po::bool_switch(&s.quick), "fewer samples and shorter runs (the whole run under 60 s)")(
+      "smoke", po::bool_switch(&s.smoke),
+      "shorter still (implies --quick): every scenario's paths run, for the tests; its figures mean little")(
       "json", po::value(&json_path), "write the figures as JSON to FILE")(
       "node-timeout", po::value(&node_timeout_arg), "per-master deadline, e.g. 50ms (default 50ms)")(
       "ttl", po::value(&ttl_arg), "lock TTL, e.g. 10s (default 10s)")(
@@ -309,6 +311,7 @@ int main(int argc, char** argv) {
       for (auto& sc : all_scenarios) std::cout << "  " << std::left << std::setw(13) << sc.name << sc.what << "\n";
       return 0;
     }
+    if (s.smoke) s.quick = true;
     s.node_timeout = duration_option(node_timeout_arg, "node-timeout");
     s.ttl = duration_option(ttl_arg, "ttl");
     if (s.node_timeout >= s.ttl) throw po::error("--node-timeout must be smaller than --ttl");
@@ -419,6 +422,7 @@ int main(int argc, char** argv) {
   config["workers"] = s.workers;
   config["one_thread"] = s.one_thread;
   config["quick"] = s.quick;
+  config["smoke"] = s.smoke;
   config["build_type"] = REDLOCK_BENCH_BUILD_TYPE;
   config["sanitizers"] = static_cast<bool>(REDLOCK_BENCH_SANITIZE);
   config["compiler"] = __VERSION__;
@@ -498,7 +502,7 @@ int main(int argc, char** argv) {
     }
   }
   std::cout << "redlock-bench: " << s.masters.size() << (s.local ? " local" : "") << " masters, node timeout "
-            << s.node_timeout.count() << " ms, TTL " << s.ttl.count() << " ms" << (s.quick ? ", quick" : "")
+            << s.node_timeout.count() << " ms, TTL " << s.ttl.count() << " ms" << (s.smoke ? ", smoke" : s.quick ? ", quick" : "")
             << ", build " << REDLOCK_BENCH_BUILD_TYPE << (REDLOCK_BENCH_SANITIZE ? " (sanitizers)" : "")
             << "; latencies in microseconds unless named _ms\n";
   print_table(std::cout, root);

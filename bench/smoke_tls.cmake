@@ -7,7 +7,7 @@
 # integration_tls's; contention over TLS is left to full runs: scripts/test
 # stays under its time budget.)
 # Usage: cmake -DBENCH=<redlock-bench> -DOUT=<json> -P smoke_tls.cmake
-execute_process(COMMAND "${BENCH}" --quick --tls
+execute_process(COMMAND "${BENCH}" --smoke --tls
                         --scenario floor,uncontended,throughput,many_names,alloc
                         --json "${OUT}"
                 RESULT_VARIABLE rc)

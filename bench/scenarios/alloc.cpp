@@ -122,7 +122,7 @@ outcome run_alloc(settings& s) {
               "not counted";
   return r;
 #else
-  const std::size_t warm = 200, n = s.quick ? 500 : 2000;
+  const std::size_t warm = 200, n = s.sized<std::size_t>(2000, 500, 500);
   redlock::acquire_options o;
   o.ttl = s.ttl;
   // Short names (within std::string's small buffer): moving them into the

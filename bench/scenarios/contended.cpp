@@ -35,7 +35,7 @@ outcome contended_run(settings& s, redlock::lock_kind kind, const std::string& s
   const bool semaphore = kind == redlock::lock_kind::semaphore;
   const bool rw = kind == redlock::lock_kind::read;
   const int limit = static_cast<int>(permits);
-  const int secs = s.quick ? 4 : 10;
+  const int secs = s.sized(10, 4, 1);
   const auto section = 20us;  // time spent "inside", yielding the CPU meanwhile
   const std::string key = s.tag + ":" + suffix;
 

@@ -147,7 +147,7 @@ int elect_worker(int argc, char** argv) {
 
 outcome run_elect(settings& s) {
   outcome r;
-  const std::size_t rounds = s.quick ? 3 : 20;
+  const std::size_t rounds = s.sized<std::size_t>(20, 3, 2);
   const milliseconds ttl = election_ttl;
   const milliseconds renew_every{static_cast<long long>(static_cast<double>(ttl.count()) / 3.0)};
   // Standbys wait out the kill delay, the lease and each other's terms.

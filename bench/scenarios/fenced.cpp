@@ -6,8 +6,8 @@ namespace bench {
 
 outcome run_fenced(settings& s) {
   outcome r;
-  const std::size_t warm = s.quick ? 100 : 300;
-  const std::size_t n = s.quick ? 500 : 3000;
+  const std::size_t warm = s.sized<std::size_t>(300, 100, 50);
+  const std::size_t n = s.sized<std::size_t>(3000, 500, 200);
   auto o = single_attempt(s);
   o.fenced = true;
   const std::string name = s.tag + ":fenced";  // one resource: one fence counter

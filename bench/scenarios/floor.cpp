@@ -110,8 +110,8 @@ outcome run_floor(settings& s) {
     sha.assign(rep->str, rep->len);
     freeReplyObject(rep);
   }
-  const std::size_t warm = s.quick ? 500 : 2000;
-  const std::size_t n = s.quick ? 3000 : 20000;
+  const std::size_t warm = s.sized<std::size_t>(2000, 500, 100);
+  const std::size_t n = s.sized<std::size_t>(20000, 3000, 500);
   const std::string ttl = std::to_string(s.ttl.count());
   std::vector<double> evalsha, set;
   evalsha.reserve(n);
@@ -148,7 +148,7 @@ outcome run_floor(settings& s) {
   r.data["script"] = script;
   r.data["evalsha_us"] = to_json(summarize(evalsha));
   r.data["set_us"] = to_json(summarize(set));
-  if (auto q = quorum_floor(s, s.quick ? 2000 : 10000)) r.data["quorum_pair_us"] = to_json(summarize(*q));
+  if (auto q = quorum_floor(s, s.sized<std::size_t>(10000, 2000, 300))) r.data["quorum_pair_us"] = to_json(summarize(*q));
   return r;
 }
 

@@ -100,10 +100,10 @@ outcome run_many_clients(settings& s) {
     r.skipped = *why;
     return r;
   }
-  const auto run = s.quick ? 2000ms : 10000ms;
+  const auto run = s.sized(10000ms, 2000ms, 1000ms);
   // Long enough for every process to start, connect and warm up first (the
   // sanitizer build of the smoke test starts slowly).
-  const auto lead = s.quick ? 4000ms : 6000ms;
+  const auto lead = s.sized(6000ms, 4000ms, 4000ms);
   const auto start = steady::now() + lead;
   const auto start_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(start.time_since_epoch()).count();
 

@@ -21,7 +21,7 @@ outcome run_many_names(settings& s) {
     r.skipped = *why;
     return r;
   }
-  const std::size_t target = s.quick ? 10000 : 100000, in_flight = 64, probe = s.quick ? 300 : 1000;
+  const std::size_t target = s.sized<std::size_t>(100000, 10000, 2000), in_flight = 64, probe = s.sized<std::size_t>(1000, 300, 100);
   auto probe_options = single_attempt(s);
   auto hold_options = single_attempt(s);
   hold_options.ttl = std::max(s.ttl, milliseconds(300000));  // they must outlast the run

@@ -11,7 +11,7 @@ outcome run_no_quorum(settings& s) {
     r.skipped = "needs masters whose pids are known: local masters (no --nodes), or --pidfiles DIR with <port>.pid";
     return r;
   }
-  const std::size_t tries = s.quick ? 20 : 60;
+  const std::size_t tries = s.sized<std::size_t>(60, 20, 10);
   auto o = single_attempt(s);
   std::vector<double> fail_ms;
   std::map<std::string, std::size_t> errors;

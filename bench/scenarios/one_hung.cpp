@@ -15,8 +15,8 @@ outcome run_one_hung(settings& s) {
     r.skipped = "with " + std::to_string(nodes) + " masters, one stopped leaves no quorum";
     return r;
   }
-  const std::size_t warm = s.quick ? 100 : 300;
-  const std::size_t n = s.quick ? 500 : 3000;
+  const std::size_t warm = s.sized<std::size_t>(300, 100, 50);
+  const std::size_t n = s.sized<std::size_t>(3000, 500, 200);
   auto o = single_attempt(s);
   pair_samples w, healthy, hung;
   json::array stopped;

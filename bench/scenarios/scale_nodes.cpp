@@ -23,7 +23,7 @@ outcome run_scale_nodes(settings& s) {
       all.push_back(m);
     }
   }
-  const std::size_t warm = s.quick ? 100 : 300, n = s.quick ? 500 : 2000;
+  const std::size_t warm = s.sized<std::size_t>(300, 100, 50), n = s.sized<std::size_t>(2000, 500, 200);
   json::array rows;
   for (std::size_t count : {1u, 3u, 5u, 7u, 9u}) {
     if (count > all.size()) break;

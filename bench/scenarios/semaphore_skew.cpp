@@ -32,7 +32,7 @@ outcome run_semaphore_skew(settings& s) {
       r.skipped = "needs masters on 127.0.0.1 without TLS, password or db (the proxy forwards there)";
       return r;
     }
-  const int trials = s.quick ? 5 : 20;
+  const int trials = s.sized(20, 5, 3);
   const auto node_timeout = std::max<milliseconds>(s.node_timeout, 4 * slow);
 
   std::vector<std::unique_ptr<redlock::fault::fault_proxy>> proxies;

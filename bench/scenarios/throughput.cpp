@@ -11,8 +11,8 @@ using namespace std::chrono_literals;
 outcome run_throughput(settings& s) {
   outcome r;
   const std::size_t in_flight = 64;
-  const auto warm = s.quick ? 500ms : 1000ms;
-  const auto secs = s.quick ? 3s : 10s;
+  const auto warm = s.sized(1000ms, 500ms, 200ms);
+  const auto secs = s.sized(10s, 3s, 1s);
   auto o = single_attempt(s);
   std::vector<double> lat;
   std::size_t done = 0, failures = 0;

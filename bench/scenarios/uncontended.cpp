@@ -8,8 +8,8 @@ namespace bench {
 
 outcome run_uncontended(settings& s) {
   outcome r;
-  const std::size_t warm = s.quick ? 200 : 500;
-  const std::size_t n = s.quick ? 1000 : 5000;
+  const std::size_t warm = s.sized<std::size_t>(500, 200, 100);
+  const std::size_t n = s.sized<std::size_t>(5000, 1000, 300);
   auto o = single_attempt(s);
   pair_samples p;
   {
@@ -24,7 +24,7 @@ outcome run_uncontended(settings& s) {
   // The sync facade: the same pairs through its I/O thread (a thread handoff
   // each way), for comparison; then the fair lock's (its scripts keep a
   // line: the yardstick for its hand-off under contention).
-  const std::size_t sync_n = s.quick ? 250 : 1000;
+  const std::size_t sync_n = s.sized<std::size_t>(1000, 250, 100);
   struct sync_run {
     std::vector<double> acq, pair;
     std::size_t failures = 0;
