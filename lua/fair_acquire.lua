@@ -29,8 +29,14 @@
 -- place: while we hold the key nobody else is granted or handed it here,
 -- and if this attempt misses its quorum, its clean-up (reentrant_release.lua,
 -- ARGV[7]) puts us in line with our score in the script that deletes this
--- hold. No sweep either: an empty line has no stale waiter.
-if ARGV[4] == 'first' and redis.call('EXISTS', KEYS[1]) == 0 and redis.call('ZCARD', KEYS[3]) == 0 then
+-- hold. That needs the hold to last as long as the place would have: with a
+-- ttl shorter than the queue timeout, a hold that lapsed before a late
+-- clean-up (or our next poll) got here would leave us out of line, and a
+-- later caller could be granted here first (found by the fair model,
+-- FAST_SHORT_TTL); such a poll stands in line. No sweep either: an empty
+-- line has no stale waiter.
+if ARGV[4] == 'first' and tonumber(ARGV[2]) >= tonumber(ARGV[6])
+    and redis.call('EXISTS', KEYS[1]) == 0 and redis.call('ZCARD', KEYS[3]) == 0 then
   redis.call('HSET', KEYS[1], ARGV[1], 1, ':hold-id', ARGV[7])
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   if (ARGV[9] or '') ~= '' then

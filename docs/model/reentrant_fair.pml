@@ -40,6 +40,20 @@
  * left neither holding nor in line there.
  * Switch NO_FAST (FAIR): fair_acquire.lua before the fast path, for
  * comparison (the script hash above is the current one's).
+ * Holds and places do not lapse here (NO_TIME). That stands for what the
+ * script guarantees: the fast path is taken only when the ttl is at least
+ * the queue timeout, so a hold granted out of line lasts as long as the
+ * place it replaces would have.
+ * Switch FAST_SHORT_TTL (seeded bug, FAIR): the fast path without that
+ * guard (ttl shorter than the queue timeout): a hold granted out of line
+ * may lapse while its waiter waits after a failed poll, before its
+ * clean-up is served (process Lapse); the clean-up then finds nothing to
+ * give back and puts no place back, and a later caller wins first.
+ * Switch HANDED_SHORT_TTL (FAIR, a known limit, not a CTest run; with
+ * NO_FAST it fails too): a hand-over's hold, which lives min(ttl, the head's
+ * queue deadline), lapsing the same way; with a ttl at least the queue
+ * timeout it lives exactly as long as the place it took (docs/algorithm.md,
+ * section 11, "Out of line where handed").
  *
  * Switch OLD_GIVE_BACK (seeded bug, FAIR): the clean-up of a failed poll
  * before issue 35's fix: it gives back a hold a release handed the waiter
@@ -63,7 +77,7 @@
  * @script lua/reentrant_acquire.lua 8e7095293d67dbabed2ab19857d8bdb5113b33c4
  * @script lua/reentrant_release.lua f91042d1f7269f8ca353b271417d5579c0a443b7
  * @script lua/reentrant_undo.lua e1bdc864b085ae53fa526f18721d5c5b72dfb711
- * @script lua/fair_acquire.lua 26c792637509cfcfbe5713c372eee371f0ce3fc4
+ * @script lua/fair_acquire.lua 874eea1260446578e8d4e11b4790159630c58fcd
  * @script lua/fair_dequeue.lua bb972acf46af5e63512243a93ce3e3fb98072add
  */
 #define NO_TIME
@@ -108,6 +122,21 @@ byte qsc[N * NO];
 byte tp[N * NO];
 bool tnt[N * NO];
 #define C(m, o) ((m) * NO + (o))
+#if defined(FAST_SHORT_TTL) || defined(HANDED_SHORT_TTL)
+#define LAPSES
+/* fst: owner o's hold on m is one that may lapse while the place it
+   replaced would not have (FAST_SHORT_TTL: a grant out of line;
+   HANDED_SHORT_TTL: a hand-over) and is still that hold; lapsable: the
+   task's last poll failed and it waits, its clean-up maybe still on the
+   way. A lapse (the hold's PEXPIRE passing) deletes the hold. */
+bool fst[N * NO];
+bool lapsable[NT];
+#define FST_SET(m, o) fst[C(m, o)] = 1
+#define FST_CLR(m, o) fst[C(m, o)] = 0
+#else
+#define FST_SET(m, o) skip
+#define FST_CLR(m, o) skip
+#endif
 #if NO > 2
 #define KEY_EXISTS(m) (cnt[C(m, 0)] != 0 || cnt[C(m, 1)] != 0 || cnt[C(m, 2)] != 0)
 #define LINE_EMPTY(m) (qsc[C(m, 0)] == 0 && qsc[C(m, 1)] == 0 && qsc[C(m, 2)] == 0)
@@ -210,7 +239,11 @@ inline pass_on(m) {
   :: g_k != NO && tnt[C(m, g_k)] -> WOKEN(g_k)            /* terms without a ttl: PUBLISH head, a wake-up (LIVENESS) */
   :: else ->                                              /* terms, deadline: there */
      g_x = tp[C(m, g_k)];
-     cnt[C(m, g_k)] = 1; hid[m] = g_x;                    /* 107 HSET KEYS[1] head 1 :hold-id poll */
+#ifdef HANDED_SHORT_TTL
+     cnt[C(m, g_k)] = 1; hid[m] = g_x; FST_SET(m, g_k);   /* 107, for min(ttl, deadline - now) < its place's life */
+#else
+     cnt[C(m, g_k)] = 1; hid[m] = g_x; FST_CLR(m, g_k);   /* 107 HSET KEYS[1] head 1 :hold-id poll */
+#endif
      /* 108 PEXPIRE: the key's life, not modelled (NO_TIME) */
      qsc[C(m, g_k)] = 0; tp[C(m, g_k)] = 0;               /* ZREM, ZREM, HDEL */
      heard_handed(m, g_k, g_x);                           /* 116 PUBLISH channel '+poll head' */
@@ -248,7 +281,11 @@ inline fair_acquire(m, o, id, score) {
   if
 #ifndef NO_FAST
   :: score != 0 && !h_kind && LINE_EMPTY(m) ->            /* 33 EXISTS, ZCARD: free, nobody in line */
-     cnt[C(m, o)] = 1; hid[m] = id;                       /* 34 HSET owner 1 :hold-id; 35-38 PEXPIRE, description */
+#ifdef FAST_SHORT_TTL
+     cnt[C(m, o)] = 1; hid[m] = id; FST_SET(m, o);        /* 34 HSET owner 1 :hold-id; 35-38 PEXPIRE, description */
+#else
+     cnt[C(m, o)] = 1; hid[m] = id; FST_CLR(m, o);        /* 34 HSET; the hold outlives its place (ttl >= queue timeout) */
+#endif
      g_r = R_YES; g_v = V_OUT_OF_LINE                     /* 42 'FAST' */
 #endif
   /* 184-187 TYPE; 188-196 TIME, stale waiters swept: none (NO_TIME) */
@@ -273,7 +310,7 @@ inline fair_acquire(m, o, id, score) {
         g_j = 0;
         if
         :: g_n || (!h_kind && g_k == 0) ->                   /* 244 */
-           cnt[C(m, o)] = 1; hid[m] = id;                 /* 248 HSET owner 1 :hold-id */
+           cnt[C(m, o)] = 1; hid[m] = id; FST_CLR(m, o);  /* 248 HSET owner 1 :hold-id */
            g_r = R_YES                                    /* 249 PEXPIRE; 250-256 */
         :: else -> g_r = R_NO; g_v = g_k                  /* 258 -1 - rank */
         fi;
@@ -305,7 +342,7 @@ inline reentrant_release(m, o, id, flags) {
   :: else ->
      if
      :: flags & REL_LAST ->
-        for (g_i : 0 .. NO - 1) { cnt[C(m, g_i)] = 0 }; g_i = 0;
+        for (g_i : 0 .. NO - 1) { cnt[C(m, g_i)] = 0; FST_CLR(m, g_i) }; g_i = 0;
         hid[m] = 0;                                       /* 143 DEL KEYS[1] */
         /* 144-145 the description: not modelled */
         if
@@ -534,6 +571,9 @@ poll:
     att++;
 #endif
     nreq[t] = NEXT_ID(nreq[t]); id = nreq[t];
+#ifdef LAPSES
+    lapsable[t] = 0;
+#endif
     round_start(t, R_SETTLED, TTL, OP_FACQ, OWNER_OF(t), id, score)
   };
   await_round(t);
@@ -577,6 +617,9 @@ poll:
           cleanup_on(t, g_x & ~OUT_OF_LINE_MASK(t), OP_REL, OWNER_OF(t), id, REL_LAST | REL_PLACE);
 #else
           cleanup_on(t, g_x, OP_REL, OWNER_OF(t), id, REL_LAST | REL_PLACE);
+#endif
+#ifdef LAPSES
+          lapsable[t] = 1;
 #endif
           for (g_i : 0 .. N - 1) {
             if
@@ -654,9 +697,24 @@ end:
 }
 #endif
 
+#ifdef LAPSES
+#define LAPSE(m, o) :: atomic { lapsable[o] && waiting[o] && fst[C(m, o)] && cnt[C(m, o)] != 0 && qsc[C(m, o)] == 0 -> \
+                      cnt[C(m, o)] = 0; hid[m] = 0; fst[C(m, o)] = 0 }
+proctype Lapse() {
+end:
+  do
+  LAPSE(0, 0) LAPSE(0, 1) LAPSE(0, 2)
+  LAPSE(1, 0) LAPSE(1, 1) LAPSE(1, 2)
+  LAPSE(2, 0) LAPSE(2, 1) LAPSE(2, 2)
+  od
+}
+#endif
 init {
   atomic {
     RUN_ENV;
+#ifdef LAPSES
+    run Lapse();
+#endif
     for (g_i : 0 .. NT - 1) { run Task(g_i) };
     g_i = 0
   }

@@ -36,6 +36,7 @@ struct node_outcome {
   boost::system::error_code error;
   std::int64_t value = 0;
   std::int32_t choice = -1;  // semaphores: the permit slot this master granted (quorum_decision::record)
+  bool out_of_line = false;  // fair locks: granted without standing in line (fair_acquire.lua's fast path)
   bool fell_back = false;    // the answer to the EVAL re-sent after NOSCRIPT (later than what was queued meanwhile)
   std::chrono::microseconds latency{0};
 };

@@ -58,10 +58,6 @@ void leave_queue(const std::shared_ptr<client_impl>& client, const std::string& 
 
 namespace {
 
-// How classify_fair_grant marks a grant out of line (in `fields`, which no
-// other reader of a fair poll's outcomes looks at).
-constexpr std::string_view out_of_line_mark = "out of line";
-
 // As a grant; queued = -1 - rank (value = rank); granted out of line
 // (fair_acquire.lua's 'FAST', or {counter} when fenced): a grant, marked.
 verdict classify_fair_grant(const redisReply& r, node_outcome& out) {
@@ -73,15 +69,13 @@ verdict classify_fair_grant(const redisReply& r, node_outcome& out) {
   bool fast_fenced = r.type == REDIS_REPLY_ARRAY && r.elements == 1 && r.element[0]->type == REDIS_REPLY_INTEGER;
   if (!fast && !fast_fenced) return classify_grant(r, out);
   if (fast_fenced) out.value = r.element[0]->integer;  // fence counter
-  out.fields.assign(1, std::string(out_of_line_mark));
+  out.out_of_line = true;
   return verdict::yes;
 }
 
 }  // namespace
 
-bool granted_out_of_line(const node_outcome& o) {
-  return o.state == node_state::locked && o.fields.size() == 1 && o.fields.front() == out_of_line_mark;
-}
+bool granted_out_of_line(const node_outcome& o) { return o.state == node_state::locked && o.out_of_line; }
 
 namespace {
 
