@@ -64,6 +64,7 @@ std::vector<std::vector<std::string>> acl_probes(const lock_names& l) {
       {"ZRANGE", l.queue, "0", "-1"},
       {"ZRANGEBYSCORE", l.deadlines, "-inf", "1"},
       {"ZRANK", l.queue, field},
+      {"ZCARD", l.queue},
       {"ZSCORE", l.queue, field},
       {"ZREM", l.queue, field},
       {"ZREM", l.deadlines, field},
