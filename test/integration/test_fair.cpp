@@ -828,8 +828,8 @@ BOOST_AUTO_TEST_CASE(fair_head_whose_poll_fails_keeps_its_turn_where_it_was_hand
 
 namespace {
 
-// fair_acquire.lua by hand on one master: a first acquisition's poll.
-// A first poll of fair_acquire.lua; the queue timeout 5 s.
+// fair_acquire.lua by hand on one master: a first acquisition's poll, with
+// a queue timeout of 5 s.
 std::string fair_poll(redlock::testing::redis_process& s, const std::string& name, const std::string& owner,
                       const std::string& score, const std::string& poll_id, const std::string& fenced = "0",
                       const std::string& ttl = "10000") {
