@@ -10,11 +10,13 @@
 -- fence counter, ARGV[4] waiter id ('' : not a waiter), ARGV[5] its score,
 -- ARGV[6] how long its wake list entry lives (ms) (as in mutex_acquire.lua),
 -- ARGV[7] n, the number of candidate slots, ARGV[8] the semaphore's number of
--- permits, ARGV[9] who is acquiring, in words ('' or absent: nothing to write)
+-- permits, ARGV[9] how long (ms) a waiter heading the wake list must have
+-- waited for the last free slot to be kept for it ('0': never), ARGV[10] who
+-- is acquiring, in words ('' or absent: nothing to write)
 -- KEYS[1..n] the candidate slots, KEYS[n+1] the number of permits in use
 -- ({R}:permits), KEYS[n+2] and KEYS[n+3] the semaphore's wake list and its
 -- deadlines, then, in the candidates' order, their fence counters (when
--- ARGV[3] is '1') and their holder descriptions (when ARGV[9] is given).
+-- ARGV[3] is '1') and their holder descriptions (when ARGV[10] is given).
 -- Returns the position (0-based) of the slot taken among the candidates,
 -- or { position, fence counter } when fenced; nil when every candidate is
 -- held. Refused with a PERMITS error when the semaphore is in use with
@@ -23,14 +25,42 @@
 local n = tonumber(ARGV[7])
 local permits_key, wake, wake_until = KEYS[n + 1], KEYS[n + 2], KEYS[n + 3]
 local fenced = ARGV[3] == '1'
-local about = ARGV[9] or ''
+local about = ARGV[10] or ''
 local in_use = redis.call('GET', permits_key)
 if in_use and in_use ~= ARGV[8] then
   return redis.error_reply('PERMITS semaphore in use with ' .. in_use .. ' permits, asked with ' .. ARGV[8])
 end
 local ttl = tonumber(ARGV[2])
 local waiter = ARGV[4] or ''
-for i = 1, n do
+-- A live permit waiter that heads the list and has waited longer than ARGV[9]
+-- (its score is when it began, in microseconds on its client's clock) gets
+-- the last free slot: anyone else takes one only where two are free.
+-- Without this a worker that gives its permit back and asks again at once
+-- takes it back every time (its ask arrives before the waiter's), and the
+-- waiter gets in only when its retry timer happens to land on a free slot.
+-- Only ever a refusal more: no slot is taken that SET NX would not take.
+local tries = n
+local reserve_after = tonumber(ARGV[9] or '0') * 1000
+if reserve_after > 0 then
+  local head = redis.call('ZRANGE', wake, 0, 0, 'WITHSCORES')
+  -- A permit's waiter ('<client id>:p<n>'), not a mutex's on the same name.
+  if head[1] and head[1] ~= waiter and string.find(head[1], ':p%d+$') then
+    local t = redis.call('TIME')
+    local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+    if tonumber(head[2]) + reserve_after <= now and
+        tonumber(redis.call('ZSCORE', wake_until, head[1]) or '0') * 1000 > now then
+      local free = 0
+      for i = 1, n do
+        if redis.call('EXISTS', KEYS[i]) == 0 then
+          free = free + 1
+          if free == 2 then break end
+        end
+      end
+      if free < 2 then tries = 0 end
+    end
+  end
+end
+for i = 1, tries do
   if redis.call('SET', KEYS[i], ARGV[1], 'NX', 'PX', ARGV[2]) then
     -- The number of permits lives as long as the longest hold (extend.lua
     -- lengthens it too), so a client with another number is refused.

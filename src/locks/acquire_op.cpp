@@ -49,7 +49,11 @@ void acquire_op::start() {
   }
   started_ = std::chrono::steady_clock::now();
   bool may_wait = options_.max_attempts == 0 ? options_.wait.count() > 0 : options_.max_attempts > 1;
-  if (fsm_.terms().listed_waiter) waiter_id_ = client_->client_id + ":" + std::to_string(client_->next_request_id++);
+  // A semaphore's waiters are marked 'p': a mutex's waiters on the same name
+  // share its wake list, and only a permit's waiter may have the last free
+  // permit kept for it (semaphore_acquire.lua).
+  if (fsm_.terms().listed_waiter)
+    waiter_id_ = client_->client_id + (is_semaphore() ? ":p" : ":") + std::to_string(client_->next_request_id++);
   // A writer that may wait puts its mark up when refused, so that new
   // readers wait for it (section 15).
   if (options_.kind == lock_kind::write && may_wait)
@@ -157,6 +161,8 @@ void acquire_op::send_attempt(const acquire_action& a) {
   const unsigned attempt = fsm_.attempts();
   if (is_semaphore()) {
     req.permits = options_.permits;
+    // By then a waiter has missed at least one retry of its own.
+    req.reserve_after = options_.retry_delay + options_.retry_jitter;
     req.first_slot = first_slot_ =
         attempt == 1 && retake_slot_ ? *retake_slot_ : client_->random_below(options_.permits);
   }

@@ -63,6 +63,9 @@ struct acquire_request {
   // Semaphore: its number of permits, and the slot its candidates start at.
   unsigned permits = 0;
   unsigned first_slot = 0;
+  // ... and how long a waiter heading its wake list must have waited for the
+  // last free slot to be kept for it (semaphore_acquire.lua, ARGV[9]).
+  milliseconds reserve_after{0};
   // Write side of a read-write lock: its mark while it waits ('' for none).
   std::string_view writer_mark{};
   // Names held together: every key, sorted (`key` is then unused).

@@ -62,7 +62,8 @@ round_ptr acquire(const std::shared_ptr<client_impl>& client, const acquire_requ
        permits = std::to_string(req.permits);
   auto score = score_text(req.queue_score);  // a waiter's: the same on every master
   const word description = req.description;
-  auto args = with_last({req.token, ttl, fenced_word(req), req.waiter, score.data(), lapse, permits, permits},
+  auto reserve = std::to_string(req.reserve_after.count());
+  auto args = with_last({req.token, ttl, fenced_word(req), req.waiter, score.data(), lapse, permits, permits, reserve},
                         described ? &description : nullptr);
   return round_ptr(new quorum_round(client->masters, scripts::semaphore_acquire, slots, std::span<const word>(args),
                                     classify_permit_grant, std::move(done)));
