@@ -19,9 +19,10 @@
 -- ARGV[3] is '1') and their holder descriptions (when ARGV[10] is given).
 -- Returns the position (0-based) of the slot taken among the candidates,
 -- or { position, fence counter } when fenced; nil when every candidate is
--- held. Refused with a PERMITS error when the semaphore is in use with
--- another number of permits (nothing taken), with WRONGTYPE when no slot is
--- free and one of them holds someone else's data (never overwritten).
+-- held, or the last free one is kept for a waiter. Refused with a PERMITS
+-- error when the semaphore is in use with another number of permits
+-- (nothing taken), with WRONGTYPE when no slot is free and one of them
+-- holds someone else's data (never overwritten).
 local n = tonumber(ARGV[7])
 local permits_key, wake, wake_until = KEYS[n + 1], KEYS[n + 2], KEYS[n + 3]
 local fenced = ARGV[3] == '1'
@@ -38,7 +39,10 @@ local waiter = ARGV[4] or ''
 -- Without this a worker that gives its permit back and asks again at once
 -- takes it back every time (its ask arrives before the waiter's), and the
 -- waiter gets in only when its retry timer happens to land on a free slot.
--- Only ever a refusal more: no slot is taken that SET NX would not take.
+-- Only for a waiter whose entry lives no longer than the asker's would
+-- (ARGV[6]): one that retries less often than the asker could keep a slot
+-- idle for its own, longer, retry delay. Only ever a refusal more: no slot
+-- is taken that SET NX would not take.
 local tries = n
 local reserve_after = tonumber(ARGV[9] or '0') * 1000
 if reserve_after > 0 then
@@ -47,8 +51,8 @@ if reserve_after > 0 then
   if head[1] and head[1] ~= waiter and string.find(head[1], ':p%d+$') then
     local t = redis.call('TIME')
     local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-    if tonumber(head[2]) + reserve_after <= now and
-        tonumber(redis.call('ZSCORE', wake_until, head[1]) or '0') * 1000 > now then
+    local head_left = tonumber(redis.call('ZSCORE', wake_until, head[1]) or '0') * 1000 - now
+    if tonumber(head[2]) + reserve_after <= now and head_left > 0 and head_left <= tonumber(ARGV[6]) * 1000 then
       local free = 0
       for i = 1, n do
         if redis.call('EXISTS', KEYS[i]) == 0 then
@@ -87,11 +91,14 @@ for i = 1, tries do
 end
 -- Every candidate refused: say so if one holds someone else's data (SET NX
 -- never overwrote it; a free slot found first just skips it, saving a TYPE
--- per held slot on the way).
-for i = 1, n do
-  local kind = redis.call('TYPE', KEYS[i])['ok']
-  if kind ~= 'string' and kind ~= 'none' then
-    return redis.error_reply('WRONGTYPE permit slot holds a ' .. kind .. ', not a lock token')
+-- per held slot on the way). Not when the last free slot was kept: the
+-- asker would have taken it.
+if tries == n then
+  for i = 1, n do
+    local kind = redis.call('TYPE', KEYS[i])['ok']
+    if kind ~= 'string' and kind ~= 'none' then
+      return redis.error_reply('WRONGTYPE permit slot holds a ' .. kind .. ', not a lock token')
+    end
   end
 end
 if waiter ~= '' then

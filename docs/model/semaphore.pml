@@ -37,7 +37,7 @@
  * Script hashes (SHA1 as sent: cmake/lua_text.cmake), checked by
  * test/model/check_script_hashes.cmake (the others it runs are
  * strings.pml's):
- * @script lua/semaphore_acquire.lua b2934efa043aed11f03ce9e66628b3749773e19f
+ * @script lua/semaphore_acquire.lua fa189fa4140d093173bc15860a0f0e0fe1785c61
  */
 #ifdef LIVENESS
 #define LIVE
@@ -112,21 +112,22 @@ byte slot[NT];           /* lock_state::permit: the slot task t holds */
 #define SCORE_OF(d) ((d) & 15)
 #define FIRST_OF(d) ((d) >> 4)
 
-/* semaphore_acquire.lua lines 42-62: whether the last free slot is kept
+/* semaphore_acquire.lua lines 46-66: whether the last free slot is kept
    (g_kept) for a live waiter other than the caller that heads master m's
    wake list and has waited longer than the caller's retry (time is not
    modelled here: either): kept when fewer than two candidates are free.
-   (The script also asks that the head be a permit's waiter, ':p<n>': every
-   waiter here is.) */
+   (The script also asks that the head be a permit's waiter, ':p<n>', and
+   that its entry live no longer than the asker's would: every waiter here
+   is one, and every entry's lapse is LAPSE.) */
 hidden byte g_kept;
 inline keep_last_slot(m, waiter, first) {
-  lowest_waiter(m, 0);                                   /* 45 ZRANGE wake 0 0 WITHSCORES */
+  lowest_waiter(m, 0);                                   /* 49 ZRANGE wake 0 0 WITHSCORES */
   if
-  :: g_k != 0 && g_k != waiter && !LAPSED(m, 0, g_k) ->  /* 47-51 ':p'; TIME; ZSCORE wake_until head > now */
+  :: g_k != 0 && g_k != waiter && !LAPSED(m, 0, g_k) ->  /* 50-55 ':p'; TIME; ZSCORE wake_until head > now */
      if
-     :: true ->                                          /* 50 score + ARGV[9] <= now: waited long */
+     :: true ->                                          /* 55 score + ARGV[9] <= now: waited long */
         g_n = 0;
-        for (g_i : 0 .. P - 1) {                         /* 53-58 EXISTS, up to two free */
+        for (g_i : 0 .. P - 1) {                         /* 57-62 EXISTS, up to two free */
           if
           :: g_n < 2 ->
              observe_key(m, SLOT(first, g_i));
@@ -138,9 +139,9 @@ inline keep_last_slot(m, waiter, first) {
           fi
         }
         g_i = 0;
-        g_kept = (g_n < 2);                              /* 59 tries = 0 */
+        g_kept = (g_n < 2);                              /* 63 tries = 0 */
         g_n = 0
-     :: true -> skip                                     /* 50 not yet */
+     :: true -> skip                                     /* 55 not yet */
      fi
   :: else -> skip
   fi;
@@ -151,25 +152,25 @@ inline keep_last_slot(m, waiter, first) {
    candidates from `first`, its position the answer (g_v), unless the last
    one is kept for a waiter that has waited long. */
 inline semaphore_acquire(m, token, waiter, score, first) {
-  /* 29-32 GET {R}:permits: one number of permits here (not modelled) */
+  /* 30-33 GET {R}:permits: one number of permits here (not modelled) */
   keep_last_slot(m, waiter, first);
   g_n = 0;                                               /* g_n: a slot taken */
-  for (g_i : 0 .. P - 1) {                               /* 63 for i = 1, tries */
+  for (g_i : 0 .. P - 1) {                               /* 67 for i = 1, tries */
     if
     :: !g_n && !g_kept ->
        observe_key(m, SLOT(first, g_i));
        if
-       :: key[K(m, SLOT(first, g_i))] == 0 ->            /* 64 SET KEYS[i] ARGV[1] NX PX ARGV[2] */
+       :: key[K(m, SLOT(first, g_i))] == 0 ->            /* 68 SET KEYS[i] ARGV[1] NX PX ARGV[2] */
           key[K(m, SLOT(first, g_i))] = token; kdl[K(m, SLOT(first, g_i))] = TTL;
           g_n = 1; g_v = g_i;
-          /* 67-68 PTTL, SET {R}:permits: not modelled */
+          /* 71-72 PTTL, SET {R}:permits: not modelled */
           if
-          :: waiter != 0 && wsc[W(m, 0, waiter)] != 0 -> /* 69-71 ZREM wake waiter == 1 */
+          :: waiter != 0 && wsc[W(m, 0, waiter)] != 0 -> /* 73-76 ZREM wake waiter == 1 */
              wsc[W(m, 0, waiter)] = 0; wdl[W(m, 0, waiter)] = 0  /* ZREM wake_until waiter */
           :: else -> skip
           fi;
-          /* 73-84 the description, the slot's fence counter: not modelled */
-          g_r = R_YES                                    /* 85 return i - 1 */
+          /* 77-88 the description, the slot's fence counter: not modelled */
+          g_r = R_YES                                    /* 89 return i - 1 */
        :: else -> skip
        fi
     :: else -> skip
@@ -178,18 +179,18 @@ inline semaphore_acquire(m, token, waiter, score, first) {
   g_i = 0;
   if
   :: !g_n ->
-     /* 91-96 TYPE: only lock tokens are stored here */
+     /* 92-103 TYPE: only lock tokens are stored here */
      if
-     :: waiter != 0 ->                                   /* 97-100 TIME */
+     :: waiter != 0 ->                                   /* 104-107 TIME */
         if
-        :: wsc[W(m, 0, waiter)] == 0 -> wsc[W(m, 0, waiter)] = score  /* 101 ZADD wake NX score waiter */
+        :: wsc[W(m, 0, waiter)] == 0 -> wsc[W(m, 0, waiter)] = score  /* 108 ZADD wake NX score waiter */
         :: else -> skip
         fi;
-        wdl[W(m, 0, waiter)] = LAPSE                     /* 102 ZADD wake_until now + lapse waiter */
-        /* 103-105 PEXPIRE the lists */
+        wdl[W(m, 0, waiter)] = LAPSE                     /* 109 ZADD wake_until now + lapse waiter */
+        /* 110-112 PEXPIRE the lists */
      :: else -> skip
      fi;
-     g_r = R_NO                                          /* 107 return false */
+     g_r = R_NO                                          /* 114 return false */
   :: else -> skip
   fi;
   g_n = 0;

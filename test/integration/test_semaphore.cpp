@@ -320,7 +320,10 @@ BOOST_AUTO_TEST_CASE(the_last_free_slot_is_kept_for_a_waiter_that_has_waited_a_r
   masters m(3);
   redlock::client a(m.options());
   const std::string name = "kept";
-  auto o = semaphore(2);  // retry delay 50 ms and jitter 25: kept after 75 ms
+  auto o = semaphore(2);
+  // Kept after 5.025 s of waiting, for a waiter whose entry lives at most
+  // as long as a's would: 2 x (2 node timeouts + 5.025 s) = 10.45 s.
+  o.retry_delay = 5s;
   auto list_waiter = [&](std::chrono::milliseconds waited, std::chrono::milliseconds lapses_in,
                          const std::string& id = "elsewhere:p1") {
     auto now = std::chrono::system_clock::now();
@@ -336,48 +339,61 @@ BOOST_AUTO_TEST_CASE(the_last_free_slot_is_kept_for_a_waiter_that_has_waited_a_r
     for (std::size_t i = 0; i < m.size(); ++i) n += slots_held(m, i, name, 2);
     return n;
   };
-  list_waiter(10s, 60s);
+  auto one_more = [&](const redlock::acquire_options& how, const char* why) {
+    auto l = a.try_acquire(name, how);
+    BOOST_TEST(l.has_value(), why);
+    if (l) a.release(*l);
+  };
+  list_waiter(10s, 5s);
   auto first = a.try_acquire(name, o);
   BOOST_REQUIRE_MESSAGE(first.has_value(), "two slots free: one may be taken");
   BOOST_TEST(!a.try_acquire(name, o).has_value(), "the last free slot went to someone other than the waiter");
-  BOOST_TEST(held_anywhere() == m.size(), "the refused attempt left a slot behind");
+  BOOST_TEST(eventually([&] { return held_anywhere() == m.size(); }), "the refused attempt left a slot behind");
   // Asked with a retry delay of 20 s, the waiter has not yet missed one.
   auto patient = o;
   patient.retry_delay = 20s;
-  auto second = a.try_acquire(name, patient);
-  BOOST_TEST(second.has_value(), "a slot kept for a waiter that has only just begun");
-  if (second) a.release(*second);
+  one_more(patient, "a slot kept for a waiter that has not waited a retry");
+  // A waiter that retries less often than the asker (its entry lives longer
+  // than the asker's would) keeps nothing: the slot could idle its retry long.
+  list_waiter(10s, 60s);
+  one_more(o, "a slot kept for a waiter slower than the asker");
   // A waiter whose entry lapsed (it crashed, or gave up unheard) keeps nothing.
   list_waiter(10s, -1s);
-  second = a.try_acquire(name, o);
-  BOOST_TEST(second.has_value(), "a slot kept for a waiter whose entry lapsed");
-  if (second) a.release(*second);
+  one_more(o, "a slot kept for a waiter whose entry lapsed");
   // Nor does a mutex's waiter on the same name (the wake list is the name's):
   // found by integration_interactions' random sequences, a mutex holder's
   // entry left from its plain retry keeping a permit from everyone.
   for (std::size_t i = 0; i < m.size(); ++i) m[i].command({"DEL", keys::wake_list(name), keys::wake_deadlines(name)});
-  list_waiter(10s, 60s, "elsewhere:1");
-  second = a.try_acquire(name, o);
-  BOOST_TEST(second.has_value(), "a permit kept for a mutex's waiter");
-  if (second) a.release(*second);
+  list_waiter(10s, 5s, "elsewhere:1");
+  one_more(o, "a permit kept for a mutex's waiter");
   a.release(*first);
   BOOST_TEST(eventually([&] { return held_anywhere() == 0u; }), "a slot left behind");
+  // A slot holding someone else's data does not make a kept slot an error
+  // (the asker would have taken the free one): refused, as any kept slot.
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    m[i].command({"DEL", keys::wake_list(name), keys::wake_deadlines(name)});
+    m[i].command({"HSET", keys::permit(name, 0), "someone", "else"});
+  }
+  list_waiter(10s, 5s);
+  BOOST_CHECK_NO_THROW(BOOST_TEST(!a.try_acquire(name, o).has_value(), "the kept slot taken"));
+  for (std::size_t i = 0; i < m.size(); ++i) m[i].command({"DEL", keys::permit(name, 0)});
 }
 
-// The same, end to end: a worker that takes its permit back at once has it
-// taken from it once the waiter has waited longer than one of the worker's
-// retries; its refused ask sends the wake-up it held back, and the waiter
-// gets in long before its own retry.
+// The same, end to end: a worker that takes its permit back at once is
+// refused it once the waiter has waited longer than one of the worker's
+// retries, and the waiter gets in before its own next retry: woken by the
+// wake-up the worker's quiet release held back (sent when its ask was
+// refused, or when its window ended, whichever came first here).
 BOOST_AUTO_TEST_CASE(a_worker_taking_its_permit_back_yields_to_a_waiter_that_waited_a_retry) {
   masters m(3);
   redlock::client a(m.options(1000ms)), b(m.options());
   const std::string name = "yield";
   auto o = semaphore(1, 30000ms);
-  o.retry_delay = 1000ms;  // a's "one retry": 1 s
+  o.retry_delay = 3500ms;  // a's "one retry"; its entries would live 11 s
   o.retry_jitter = 0ms;
   auto waiting = semaphore(1, 30000ms);
   waiting.wait = 60000ms;
-  waiting.retry_delay = 30000ms;  // only a wake-up gets b in within the test
+  waiting.retry_delay = 5000ms;  // b's entries live 10.4 s
   waiting.retry_jitter = 0ms;
   auto held = a.acquire(name, o);
   a.release(held);
@@ -385,12 +401,13 @@ BOOST_AUTO_TEST_CASE(a_worker_taking_its_permit_back_yields_to_a_waiter_that_wai
   auto b_began = std::chrono::steady_clock::now();
   auto b_got = b.async().async_acquire(name, waiting, boost::asio::use_future);
   BOOST_REQUIRE(eventually([&] { return wake_list_is(m, name, 1) && listening_clients(m, name) == 1u; }));
-  std::this_thread::sleep_until(b_began + 1500ms);
+  std::this_thread::sleep_until(b_began + 4000ms);
   a.release(held);
   auto again = a.try_acquire(name, o);
-  BOOST_TEST(!again.has_value(), "a took back the slot b had waited 1.5 s for");
+  BOOST_TEST(!again.has_value(), "a took back the slot b had waited 4 s for");
   if (again) a.release(*again);
-  BOOST_REQUIRE(b_got.wait_for(10s) == std::future_status::ready);
+  // b's own retry comes 5 s after its first attempt: in by then, it was woken.
+  BOOST_REQUIRE(b_got.wait_until(b_began + 4900ms) == std::future_status::ready);
   auto b_held = b_got.get();
   BOOST_TEST(b_held.permit().value() == 0u);
   b.release(b_held);
