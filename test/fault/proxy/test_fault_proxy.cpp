@@ -440,10 +440,18 @@ BOOST_AUTO_TEST_CASE(upstream_down_resets_client) {
   auto dead_port = redlock::testing::free_port();
   fault_proxy proxy(dead_port, 11);
   client c(proxy.port());
-  BOOST_REQUIRE(c.connected());
-  std::string got;
-  auto r = c.recv(got, 1, 2s);
-  BOOST_TEST((r == rc::error || r == rc::eof));
+  // The proxy accepts, fails upstream and resets us. On a loaded machine the
+  // reset can land before our blocking connect() has returned, and connect()
+  // then reports it (ECONNRESET, or ECONNABORTED once the error was read):
+  // the same outcome, seen earlier. Any other errno is a real failure.
+  if (c.connected()) {
+    std::string got;
+    auto r = c.recv(got, 1, 2s);
+    BOOST_TEST((r == rc::error || r == rc::eof));
+  } else {
+    BOOST_TEST((c.err == ECONNRESET || c.err == ECONNABORTED),
+               "connect failed with errno " << c.err);
+  }
   BOOST_TEST(proxy.stats().upstream_failures == 1u);
 }
 
