@@ -25,8 +25,8 @@
 #                                    with openssl), reached over rediss:// by redlock-bench
 #                                    (--tls-ca-file) and by every peer (ioredis `tls: {ca}`,
 #                                    patched into the peer's copy); not with NODES. The
-#                                    floor and skew scenarios need plain masters: their rows
-#                                    stay empty
+#                                    floors run over TLS too (their own OpenSSL links); the
+#                                    skew scenario needs plain masters: its rows stay empty
 #   NODE_TIMEOUT=50ms TTL=10s        redlock-bench's --node-timeout and --ttl
 #   PEERS="node-redlock redis-semaphore redlock-universal"
 #                                    which peers, by harness directory name
@@ -366,7 +366,8 @@ const defs = [
   ['uncontended pair p99', get(ours, 'uncontended.pair_us.p99'), (p) => ms2us(get(p.u, 'pair.p99')), 'µs', 'lower'],
   ['uncontended acquire p50', get(ours, 'uncontended.acquire_us.p50'), (p) => ms2us(get(p.u, 'acquire.p50')), 'µs', 'lower'],
   // How close each client's pair is to the hand-written quorum pair (the same
-  // two rounds on raw hiredis, from redlock-bench's floor scenario): the bound.
+  // two rounds on raw links, TCP or TLS as the run, from redlock-bench's floor
+  // scenario): the bound.
   ['uncontended pair p50 / quorum floor', get(ours, 'uncontended.pair_us.p50') / get(ours, 'floor.quorum_pair_us.p50'),
    (p) => ms2us(get(p.u, 'pair.p50')) / get(ours, 'floor.quorum_pair_us.p50'), 'x', 'lower'],
   ['64 in flight pair p50', get(ours, 'throughput.pair_us.p50'), (p) => ms2us(get(p.t, 'pair.p50')), 'µs', 'lower'],

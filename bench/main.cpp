@@ -48,7 +48,7 @@ struct scenario {
 };
 
 const scenario all_scenarios[] = {
-    {"floor", run_floor, "one EVALSHA (SET NX PX in Lua) and one SET to one master, blocking hiredis"},
+    {"floor", run_floor, "one EVALSHA (SET NX PX in Lua) and one SET to one master, then the quorum pair by hand, on raw links (TCP or TLS)"},
     {"uncontended", run_uncontended, "sequential acquire+release on distinct names"},
     {"throughput", run_throughput, "64 acquire+release loops in flight on one async_client, one thread"},
     {"contended", run_contended, "--workers (8) workers, each its own client, on one key with retries (10 +/- 10 ms)"},
@@ -215,7 +215,7 @@ void print_table(std::ostream& os, const json::object& root) {
   };
   const target targets[] = {
       {"pair_over_floor", "uncontended pair p50 / floor EVALSHA p50", 3.0},
-      {"pair_over_quorum_floor", "uncontended pair p50 / hand-written quorum pair p50 (same commands, raw hiredis)", 0.0},
+      {"pair_over_quorum_floor", "uncontended pair p50 / hand-written quorum pair p50 (same commands, raw links, same transport)", 0.0},
       {"hung_over_healthy", "one_hung acquire p50 / uncontended acquire p50", 1.3},
       {"hung_over_own_baseline", "one_hung acquire p50 / its healthy baseline p50", 0},
       {"fail_over_timeout", "no_quorum fail p50 / node timeout", 1.1},
@@ -286,8 +286,8 @@ int main(int argc, char** argv) {
       "start the local masters with TLS only (a private CA made with the openssl command, as the tests do) and "
       "connect over rediss://; not with --nodes")(
       "tls-ca-file", po::value(&s.tls_ca_file),
-      "with rediss:// --nodes: the CA that signed the masters' certificates (the scenarios that use the "
-      "bench's own plain hiredis connections, such as floor, skip TLS masters)")(
+      "with rediss:// --nodes: the CA that signed the masters' certificates (the scenarios that read the "
+      "masters through the bench's own plain hiredis connections, such as many_names, skip TLS masters)")(
       "workers", po::value(&s.workers),
       "contended scenarios: worker threads, each its own client (default 8; 2 shows the hand-off without CPU "
       "contention on a small machine)")(

@@ -2,8 +2,9 @@
 # bench_smoke_tls: redlock-bench --tls (local masters that speak only TLS),
 # then checks from its JSON that it really ran over rediss:// and that the
 # library's TLS path completed its work: every uncontended pair and the 64
-# in flight without a failure, and the scenarios that cannot read TLS
-# masters skipped, saying so, instead of failing. (A stopped TLS master is
+# in flight without a failure, the floor measured over TLS as well (its raw
+# OpenSSL links), and the scenarios that cannot read TLS masters skipped,
+# saying so, instead of failing. (A stopped TLS master is
 # integration_tls's; contention over TLS is left to full runs: scripts/test
 # stays under its time budget.)
 # Usage: cmake -DBENCH=<redlock-bench> -DOUT=<json> -P smoke_tls.cmake
@@ -35,7 +36,13 @@ if(samples LESS 1)
 endif()
 string(JSON failures GET "${run}" throughput failures)
 expect("throughput.failures" "${failures}" "0")
-foreach(plain_only floor many_names)
+string(JSON floor_tls GET "${run}" floor tls)
+expect("floor.tls" "${floor_tls}" "ON")
+string(JSON floor_p50 GET "${run}" floor quorum_pair_us p50)
+if(NOT floor_p50 GREATER 0)
+  message(FATAL_ERROR "bench_smoke_tls: the quorum floor over TLS measured nothing (p50 ${floor_p50})")
+endif()
+foreach(plain_only many_names)
   string(JSON why ERROR_VARIABLE missing GET "${run}" skipped ${plain_only})
   if(missing)
     message(FATAL_ERROR "bench_smoke_tls: ${plain_only} did not say it skipped the TLS masters")

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// redlock-bench scenario floor: one master, plain blocking hiredis.
+// redlock-bench scenario floor: one master, then N at quorum, on raw links
+// (plain TCP or TLS, hiredis's encoder and reader, no library code).
+#include "raw_link.hpp"
 #include "scenario_tools.hpp"
 
 #include <poll.h>
@@ -10,63 +12,47 @@ namespace bench {
 using namespace std::chrono_literals;
 
 // The same two rounds the library sends for an unfenced mutex (SET NX PX to
-// every master, then the compare-and-delete script), hand-written on plain
-// non-blocking hiredis contexts with poll(), each round done at quorum: what
-// N masters on this machine cost before any library code. Late replies are
-// drained outside the timed part.
-std::optional<std::vector<double>> quorum_floor(settings& s, std::size_t n) {
-  std::vector<hiredis_ptr> ctx;
-  for (auto& m : s.masters) {
-    if (m.tls) return std::nullopt;
-    ctx.push_back(connect_blocking(m, 2000ms));
-  }
+// every master, then the compare-and-delete script), hand-written on raw
+// links with poll(), each round done at quorum: what N masters on this
+// machine cost before any library code, over TCP or TLS alike. Late replies
+// are drained outside the timed part.
+std::vector<double> quorum_floor(settings& s, std::size_t n) {
+  std::vector<std::unique_ptr<raw_link>> links;
+  for (auto& m : s.masters) links.push_back(std::make_unique<raw_link>(m, s.tls_ca_file, 2000ms));
   const std::string release =
       "if redis.call('GET',KEYS[1])==ARGV[1] then return redis.call('DEL',KEYS[1]) end return 0";
   std::string sha;
-  for (auto& c : ctx) {
-    auto* rep = static_cast<redisReply*>(redisCommand(c.get(), "SCRIPT LOAD %s", release.c_str()));
-    if (!rep || rep->type != REDIS_REPLY_STRING) throw std::runtime_error("quorum floor: SCRIPT LOAD failed");
+  for (auto& l : links) {
+    auto rep = l->command({"SCRIPT", "LOAD", release});
+    if (rep->type != REDIS_REPLY_STRING) throw std::runtime_error("quorum floor: SCRIPT LOAD failed");
     sha.assign(rep->str, rep->len);
-    freeReplyObject(rep);
   }
-  const std::size_t quorum = ctx.size() / 2 + 1;
+  const std::size_t quorum = links.size() / 2 + 1;
   const std::string ttl = std::to_string(s.ttl.count());
-  std::vector<std::size_t> owed(ctx.size(), 0);  // replies not read yet, per master
+  std::vector<std::size_t> owed(links.size(), 0);  // replies not read yet, per master
   // Sends argv to every master; returns once `need` replies to it arrived.
   // A master's late reply to the previous round is read first and not
   // counted: counting it let a round finish before a quorum answered it.
   auto round = [&](const std::vector<std::string>& argv, std::size_t need) {
     std::vector<std::size_t> earlier = owed;
-    std::vector<const char*> a;
-    std::vector<size_t> l;
-    for (auto& x : argv) {
-      a.push_back(x.data());
-      l.push_back(x.size());
-    }
-    for (std::size_t i = 0; i < ctx.size(); ++i) {
-      redisAppendCommandArgv(ctx[i].get(), int(a.size()), a.data(), l.data());
-      int done = 0;
-      while (!done)
-        if (redisBufferWrite(ctx[i].get(), &done) != REDIS_OK) throw std::runtime_error("quorum floor: write failed");
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      links[i]->send(argv);
       ++owed[i];
     }
     std::size_t got = 0;
-    std::vector<pollfd> fds(ctx.size());
+    std::vector<pollfd> fds(links.size());
     while (got < need) {
-      for (std::size_t i = 0; i < ctx.size(); ++i) fds[i] = {ctx[i]->fd, short(owed[i] ? POLLIN : 0), 0};
+      for (std::size_t i = 0; i < links.size(); ++i) fds[i] = {links[i]->fd(), short(owed[i] ? POLLIN : 0), 0};
       if (::poll(fds.data(), fds.size(), 2000) <= 0) throw std::runtime_error("quorum floor: no reply");
-      for (std::size_t i = 0; i < ctx.size(); ++i) {
+      for (std::size_t i = 0; i < links.size(); ++i) {
         if (!(fds[i].revents & POLLIN)) continue;
-        if (redisBufferRead(ctx[i].get()) != REDIS_OK) throw std::runtime_error("quorum floor: read failed");
-        void* rep = nullptr;
-        while (owed[i] && redisGetReplyFromReader(ctx[i].get(), &rep) == REDIS_OK && rep) {
-          freeReplyObject(rep);
+        links[i]->read_available();
+        while (owed[i] && links[i]->next_reply()) {
           --owed[i];
           if (earlier[i] > 0)
             --earlier[i];
           else
             ++got;
-          rep = nullptr;
         }
       }
     }
@@ -74,7 +60,7 @@ std::optional<std::vector<double>> quorum_floor(settings& s, std::size_t n) {
   auto drain = [&] {
     std::size_t left = 0;
     for (auto o : owed) left += o;
-    if (left) round({"PING"}, ctx.size());  // a PING queues behind them: all read once every PING is
+    if (left) round({"PING"}, links.size());  // a PING queues behind them: all read once every PING is
   };
   std::vector<double> pairs;
   pairs.reserve(n);
@@ -94,21 +80,13 @@ std::optional<std::vector<double>> quorum_floor(settings& s, std::size_t n) {
 outcome run_floor(settings& s) {
   outcome r;
   auto& m = s.masters.front();
-  if (m.tls) {
-    r.skipped = "the first master uses rediss://; the floor's plain hiredis context speaks TCP only";
-    return r;
-  }
-  auto c = connect_blocking(m, 2000ms);
+  raw_link c(m, s.tls_ca_file, 2000ms);
   const std::string script = "if redis.call('SET',KEYS[1],ARGV[1],'NX','PX',ARGV[2]) then return 1 end return 0";
   std::string sha;
   {
-    auto* rep = static_cast<redisReply*>(redisCommand(c.get(), "SCRIPT LOAD %s", script.c_str()));
-    if (!rep || rep->type != REDIS_REPLY_STRING) {
-      if (rep) freeReplyObject(rep);
-      throw std::runtime_error("floor: SCRIPT LOAD failed");
-    }
+    auto rep = c.command({"SCRIPT", "LOAD", script});
+    if (rep->type != REDIS_REPLY_STRING) throw std::runtime_error("floor: SCRIPT LOAD failed");
     sha.assign(rep->str, rep->len);
-    freeReplyObject(rep);
   }
   const std::size_t warm = s.sized<std::size_t>(2000, 500, 100);
   const std::size_t n = s.sized<std::size_t>(20000, 3000, 500);
@@ -117,19 +95,10 @@ outcome run_floor(settings& s) {
   evalsha.reserve(n);
   set.reserve(n);
   auto command = [&](const std::vector<std::string>& argv, auto check) {
-    const char* args[8];
-    size_t lens[8];
-    for (std::size_t i = 0; i < argv.size(); ++i) {
-      args[i] = argv[i].data();
-      lens[i] = argv[i].size();
-    }
     auto t0 = steady::now();
-    auto* rep = static_cast<redisReply*>(redisCommandArgv(c.get(), int(argv.size()), args, lens));
+    auto rep = c.command(argv);
     auto t1 = steady::now();
-    if (!rep) throw std::runtime_error("floor: " + argv[0] + " failed: " + std::string(c->errstr));
-    bool ok = check(*rep);
-    freeReplyObject(rep);
-    if (!ok) throw std::runtime_error("floor: unexpected reply to " + argv[0]);
+    if (!check(*rep)) throw std::runtime_error("floor: unexpected reply to " + argv[0]);
     return micros(t0, t1);
   };
   // Interleaved, so that drift of the machine's load affects both alike.
@@ -148,7 +117,9 @@ outcome run_floor(settings& s) {
   r.data["script"] = script;
   r.data["evalsha_us"] = to_json(summarize(evalsha));
   r.data["set_us"] = to_json(summarize(set));
-  if (auto q = quorum_floor(s, s.sized<std::size_t>(10000, 2000, 300))) r.data["quorum_pair_us"] = to_json(summarize(*q));
+  r.data["tls"] = m.tls;
+  auto q = quorum_floor(s, s.sized<std::size_t>(10000, 2000, 300));
+  r.data["quorum_pair_us"] = to_json(summarize(q));
   return r;
 }
 

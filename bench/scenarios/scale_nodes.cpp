@@ -42,11 +42,10 @@ outcome run_scale_nodes(settings& s) {
     auto acquire = summarize(p.acquire), pair = summarize(p.pair);
     row["acquire_us"] = to_json(acquire);
     row["pair_us"] = to_json(pair);
-    if (auto q = quorum_floor(sub, n)) {
-      auto floor = summarize(*q);
-      row["quorum_floor_pair_us"] = to_json(floor);
-      if (floor.p50 > 0) row["pair_over_floor"] = round_to(pair.p50 / floor.p50, 3);
-    }
+    auto q = quorum_floor(sub, n);
+    auto floor = summarize(q);
+    row["quorum_floor_pair_us"] = to_json(floor);
+    if (floor.p50 > 0) row["pair_over_floor"] = round_to(pair.p50 / floor.p50, 3);
     rows.push_back(std::move(row));
   }
   for (auto& e : extra) unregister_child(e->pid());

@@ -61,9 +61,9 @@ void put_pairs(json::object& o, pair_samples& p);
 /// s.ttl, one attempt, no retries.
 redlock::acquire_options single_attempt(const settings& s);
 
-/// The two rounds of an unfenced mutex hand-written on plain hiredis to all of
-/// s.masters, each done at quorum: `n` pair times in µs (floor.cpp); nothing
-/// when a master uses TLS.
-std::optional<std::vector<double>> quorum_floor(settings& s, std::size_t n);
+/// The two rounds of an unfenced mutex hand-written on raw links (TCP or
+/// TLS, raw_link.hpp) to all of s.masters, each done at quorum: `n` pair
+/// times in µs (floor.cpp).
+std::vector<double> quorum_floor(settings& s, std::size_t n);
 
 }  // namespace bench
