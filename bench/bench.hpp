@@ -104,6 +104,7 @@ std::string error_name(const boost::system::error_code& ec);
 struct settings {
   std::vector<master> masters;
   bool local = true;       // the bench started the masters
+  redlock::testing::redis_options local_options;  // how (scale_nodes starts its extra masters alike)
   bool can_stop = true;    // every master's pid is known
   milliseconds node_timeout{50};
   milliseconds ttl{10000};

@@ -367,13 +367,12 @@ int main(int argc, char** argv) {
   try {
     if (s.masters.empty()) {
       s.local = true;
-      redlock::testing::redis_options local_options;
       if (tls_local) {
-        local_options.tls = redlock::testing::shared_test_tls();
-        s.tls_ca_file = local_options.tls->ca_cert.string();
+        s.local_options.tls = redlock::testing::shared_test_tls();
+        s.tls_ca_file = s.local_options.tls->ca_cert.string();
       }
       for (int i = 0; i < 5; ++i) {
-        local.push_back(std::make_unique<redlock::testing::redis_process>(local_options));
+        local.push_back(std::make_unique<redlock::testing::redis_process>(s.local_options));
         register_child(local.back()->pid());
         master m = parse_master(local.back()->uri());
         m.local = local.back().get();

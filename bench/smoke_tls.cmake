@@ -2,14 +2,14 @@
 # bench_smoke_tls: redlock-bench --tls (local masters that speak only TLS),
 # then checks from its JSON that it really ran over rediss:// and that the
 # library's TLS path completed its work: every uncontended pair and the 64
-# in flight without a failure, the floor measured over TLS as well (its raw
-# OpenSSL links), and the scenarios that cannot read TLS masters skipped,
+# in flight without a failure, the floors measured over TLS as well (their
+# raw OpenSSL links; scale_nodes' extra masters speak TLS too), and the scenarios that cannot read TLS masters skipped,
 # saying so, instead of failing. (A stopped TLS master is
 # integration_tls's; contention over TLS is left to full runs: scripts/test
 # stays under its time budget.)
 # Usage: cmake -DBENCH=<redlock-bench> -DOUT=<json> -P smoke_tls.cmake
 execute_process(COMMAND "${BENCH}" --smoke --tls
-                        --scenario floor,uncontended,throughput,many_names,alloc
+                        --scenario floor,uncontended,throughput,scale_nodes,many_names,alloc
                         --json "${OUT}"
                 RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
@@ -42,6 +42,12 @@ string(JSON floor_p50 GET "${run}" floor quorum_pair_us p50)
 if(NOT floor_p50 GREATER 0)
   message(FATAL_ERROR "bench_smoke_tls: the quorum floor over TLS measured nothing (p50 ${floor_p50})")
 endif()
+# scale_nodes starts 4 masters beyond the 5: over TLS as well.
+string(JSON rows LENGTH "${run}" scale_nodes by_masters)
+math(EXPR last "${rows} - 1")
+string(JSON most GET "${run}" scale_nodes by_masters ${last} masters)
+string(JSON most_tls GET "${run}" scale_nodes by_masters ${last} tls_masters)
+expect("scale_nodes: TLS masters of the ${most}" "${most_tls}" "${most}")
 foreach(plain_only many_names)
   string(JSON why ERROR_VARIABLE missing GET "${run}" skipped ${plain_only})
   if(missing)

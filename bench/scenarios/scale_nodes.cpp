@@ -2,6 +2,8 @@
 // redlock-bench scenario scale_nodes: how the cost grows with the number of masters.
 #include "scenario_tools.hpp"
 
+#include <algorithm>
+
 namespace bench {
 
 // For N = 1, 3, 5, 7, 9 masters: sequential acquire+release (async_client, as
@@ -15,7 +17,7 @@ outcome run_scale_nodes(settings& s) {
   std::vector<master> all = s.masters;
   if (s.local) {
     while (all.size() < 9) {
-      extra.push_back(std::make_unique<redlock::testing::redis_process>());
+      extra.push_back(std::make_unique<redlock::testing::redis_process>(s.local_options));  // TLS if the 5 are
       register_child(extra.back()->pid());
       master m = parse_master(extra.back()->uri());
       m.local = extra.back().get();
@@ -38,7 +40,8 @@ outcome run_scale_nodes(settings& s) {
       run_one(env.io, sequential_pairs(*env.client, prefix + ":w:", true, warm, o, w));
       run_one(env.io, sequential_pairs(*env.client, prefix + ":", true, n, o, p));
     }
-    json::object row{{"masters", count}, {"failures", p.failures}};
+    const auto tls = std::count_if(sub.masters.begin(), sub.masters.end(), [](const master& m) { return m.tls; });
+    json::object row{{"masters", count}, {"tls_masters", tls}, {"failures", p.failures}};
     auto acquire = summarize(p.acquire), pair = summarize(p.pair);
     row["acquire_us"] = to_json(acquire);
     row["pair_us"] = to_json(pair);
