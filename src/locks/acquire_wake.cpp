@@ -54,6 +54,7 @@ void acquire_op::hold_handed() {
   // false -Wstringop-overread in GCC 12's optimized build.
   auto handed_answers = [this] {
     node_answers answers;
+    answers.reserve(client_->masters->size());
     for (std::uint32_t i = 0; i < client_->masters->size(); ++i)
       answers.push_back({handover_.counted_on(i) ? node_state::locked : node_state::pending, {}, {}});
     return answers;
