@@ -45,7 +45,8 @@ std::vector<double> quorum_floor(settings& s, std::size_t n) {
       for (std::size_t i = 0; i < links.size(); ++i) fds[i] = {links[i]->fd(), short(owed[i] ? POLLIN : 0), 0};
       if (::poll(fds.data(), fds.size(), 2000) <= 0) throw std::runtime_error("quorum floor: no reply");
       for (std::size_t i = 0; i < links.size(); ++i) {
-        if (!(fds[i].revents & POLLIN)) continue;
+        // An error or hang-up without data: the read reports it.
+        if (!(fds[i].revents & (POLLIN | POLLERR | POLLHUP))) continue;
         links[i]->read_available();
         while (owed[i] && links[i]->next_reply()) {
           --owed[i];
