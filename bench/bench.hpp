@@ -66,6 +66,8 @@ struct hiredis_deleter {
 };
 using hiredis_ptr = std::unique_ptr<redisContext, hiredis_deleter>;
 hiredis_ptr connect_blocking(const master& m, milliseconds timeout);
+/// What a new connection to `m` sends first: AUTH and SELECT, as its URI asks.
+std::vector<std::vector<std::string>> login_commands(const master& m);
 
 /// A numeric field of INFO `section` (used_memory, connected_clients, ...),
 /// over a connection of its own; -1 when the master does not report it.

@@ -112,14 +112,20 @@ hiredis_ptr connect_blocking(const master& m, milliseconds timeout) {
     freeReplyObject(r);
     if (error) throw std::runtime_error(m.uri + ": " + argv[0] + ": " + text);
   };
+  for (auto& command : login_commands(m)) run(std::move(command));
+  return c;
+}
+
+std::vector<std::vector<std::string>> login_commands(const master& m) {
+  std::vector<std::vector<std::string>> commands;
   if (!m.password.empty()) {
     if (m.user.empty())
-      run({"AUTH", m.password});
+      commands.push_back({"AUTH", m.password});
     else
-      run({"AUTH", m.user, m.password});
+      commands.push_back({"AUTH", m.user, m.password});
   }
-  if (m.db != 0) run({"SELECT", std::to_string(m.db)});
-  return c;
+  if (m.db != 0) commands.push_back({"SELECT", std::to_string(m.db)});
+  return commands;
 }
 
 void wait_answering(const master& m, milliseconds limit) {

@@ -90,30 +90,15 @@ raw_link::raw_link(const master& m, const std::string& ca_file, milliseconds tim
         SSL_set1_host(ssl_, m.host.c_str());
       }
       SSL_set_fd(ssl_, fd_);
-      for (;;) {
-        int rc = SSL_connect(ssl_);
-        if (rc == 1) break;
-        int e = SSL_get_error(ssl_, rc);
-        // A master that speaks plain TCP on this port never answers.
-        if (e == SSL_ERROR_WANT_READ)
-          wait(POLLIN, "to the TLS handshake (does the master speak TLS on this port?)");
-        else if (e == SSL_ERROR_WANT_WRITE)
-          wait(POLLOUT, "to the TLS handshake");
-        else
+      // (A master that speaks plain TCP on this port never answers.)
+      for (int rc; (rc = SSL_connect(ssl_)) != 1;)
+        if (!wait_for_ssl(rc, "to the TLS handshake (does the master speak TLS on this port?)"))
           fail("TLS handshake failed: " + openssl_error());
-      }
     }
-    auto must_not_fail = [&](const std::vector<std::string>& argv) {
+    for (auto& argv : login_commands(m)) {
       auto r = command(argv);
       if (r->type == REDIS_REPLY_ERROR) fail(argv[0] + ": " + std::string(r->str, r->len));
-    };
-    if (!m.password.empty()) {
-      if (m.user.empty())
-        must_not_fail({"AUTH", m.password});
-      else
-        must_not_fail({"AUTH", m.user, m.password});
     }
-    if (m.db != 0) must_not_fail({"SELECT", std::to_string(m.db)});
   } catch (...) {
     release();
     throw;
@@ -143,6 +128,19 @@ void raw_link::wait(short events, const char* doing) {
   if (rc < 0) throw std::runtime_error(name_ + ": poll: " + std::strerror(errno));
 }
 
+bool raw_link::wait_for_ssl(int rc, const char* doing) {
+  switch (SSL_get_error(ssl_, rc)) {
+    case SSL_ERROR_WANT_READ:
+      wait(POLLIN, doing);
+      return true;
+    case SSL_ERROR_WANT_WRITE:
+      wait(POLLOUT, doing);
+      return true;
+    default:
+      return false;
+  }
+}
+
 void raw_link::send(const std::vector<std::string>& argv) {
   std::vector<const char*> args;
   std::vector<size_t> lens;
@@ -165,13 +163,7 @@ void raw_link::send(const std::vector<std::string>& argv) {
         off += std::size_t(n);
         continue;
       }
-      int e = SSL_get_error(ssl_, n);
-      if (e == SSL_ERROR_WANT_WRITE)
-        wait(POLLOUT, "to a write");
-      else if (e == SSL_ERROR_WANT_READ)
-        wait(POLLIN, "to a write");
-      else
-        throw std::runtime_error(name_ + ": TLS write failed: " + openssl_error());
+      if (!wait_for_ssl(n, "to a write")) throw std::runtime_error(name_ + ": TLS write failed: " + openssl_error());
     } else {
       ssize_t n = ::send(fd_, at, left, MSG_NOSIGNAL);
       if (n > 0) {

@@ -46,6 +46,9 @@ class raw_link {
 
  private:
   void wait(short events, const char* doing);
+  /// After an OpenSSL call returned `rc`: waits for what it wants and says
+  /// true (call it again), or false for a failure.
+  bool wait_for_ssl(int rc, const char* doing);
   void release() noexcept;
   std::string name_;
   milliseconds timeout_;
