@@ -50,28 +50,27 @@ raw_link::raw_link(const master& m, const std::string& ca_file, milliseconds tim
     if (int rc = ::getaddrinfo(m.host.c_str(), std::to_string(m.port).c_str(), &hints, &found); rc != 0)
       fail(std::string("cannot resolve the host: ") + ::gai_strerror(rc));
     std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> guard(found, ::freeaddrinfo);
-    fd_ = ::socket(found->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd_ < 0) fail(std::string("socket: ") + std::strerror(errno));
-    int one = 1;
-    ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (::connect(fd_, found->ai_addr, found->ai_addrlen) != 0) {
-      if (errno != EINPROGRESS) fail(std::string("connect: ") + std::strerror(errno));
-      wait(POLLOUT, "to connect");
-      int err = 0;
-      socklen_t len = sizeof err;
-      ::getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &len);
-      if (err) fail(std::string("connect: ") + std::strerror(err));
+    // Every address in turn, as hiredis and the library do.
+    std::string why = "no address";
+    for (auto* a = found; a && fd_ < 0; a = a->ai_next) {
+      try {
+        connect_to(*a);
+      } catch (const std::exception& e) {
+        why = e.what();
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = -1;
+      }
     }
-    if (!m.tls) {
-      // Plain TCP blocks, with the timeout on each call, as a blocking
-      // hiredis context does: the floors' syscalls stay what they were
-      // before this class (write, then read; poll only where a round waits
-      // on several masters).
-      ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
-      timeval tv{static_cast<time_t>(timeout.count() / 1000), static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
-      ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-      ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    } else {
+    if (fd_ < 0) throw std::runtime_error(why);
+    // Blocking, with the timeout on each call, as a blocking hiredis
+    // context is: a reply costs one read, over TCP as over TLS (OpenSSL
+    // reads ahead, so a record is not two reads, header then body). poll()
+    // only where a round waits on several masters.
+    ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
+    timeval tv{static_cast<time_t>(timeout.count() / 1000), static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    if (m.tls) {
       // The library's defaults (src/connection/tls_context.cpp): the
       // protocol OpenSSL negotiates, the peer verified against the CA.
       ctx_ = SSL_CTX_new(TLS_client_method());
@@ -89,11 +88,17 @@ raw_link::raw_link(const master& m, const std::string& ca_file, milliseconds tim
         SSL_set_tlsext_host_name(ssl_, m.host.c_str());
         SSL_set1_host(ssl_, m.host.c_str());
       }
+      SSL_set_read_ahead(ssl_, 1);
       SSL_set_fd(ssl_, fd_);
-      // (A master that speaks plain TCP on this port never answers.)
-      for (int rc; (rc = SSL_connect(ssl_)) != 1;)
-        if (!wait_for_ssl(rc, "to the TLS handshake (does the master speak TLS on this port?)"))
-          fail("TLS handshake failed: " + openssl_error());
+      ERR_clear_error();
+      if (int rc = SSL_connect(ssl_); rc != 1) {
+        // The socket's timeout: a master that speaks plain TCP on this port
+        // never answers.
+        if (SSL_get_error(ssl_, rc) == SSL_ERROR_WANT_READ)
+          fail("no answer to the TLS handshake within " + std::to_string(timeout.count()) +
+               " ms (does the master speak TLS on this port?)");
+        fail("TLS handshake failed: " + openssl_error() + verify_error());
+      }
     }
     for (auto& argv : login_commands(m)) {
       auto r = command(argv);
@@ -106,6 +111,25 @@ raw_link::raw_link(const master& m, const std::string& ca_file, milliseconds tim
 }
 
 raw_link::~raw_link() { release(); }
+
+void raw_link::connect_to(const addrinfo& a) {
+  fd_ = ::socket(a.ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd_ < 0) throw std::runtime_error(name_ + ": socket: " + std::strerror(errno));
+  int one = 1;
+  ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  if (::connect(fd_, a.ai_addr, a.ai_addrlen) == 0) return;
+  if (errno != EINPROGRESS) throw std::runtime_error(name_ + ": connect: " + std::strerror(errno));
+  wait(POLLOUT, "to connect");
+  int err = 0;
+  socklen_t len = sizeof err;
+  ::getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &len);
+  if (err) throw std::runtime_error(name_ + ": connect: " + std::strerror(err));
+}
+
+std::string raw_link::verify_error() const {
+  long v = SSL_get_verify_result(ssl_);
+  return v == X509_V_OK ? std::string() : std::string(" (") + X509_verify_cert_error_string(v) + ")";
+}
 
 void raw_link::release() noexcept {
   if (ssl_) SSL_free(ssl_);
@@ -128,19 +152,6 @@ void raw_link::wait(short events, const char* doing) {
   if (rc < 0) throw std::runtime_error(name_ + ": poll: " + std::strerror(errno));
 }
 
-bool raw_link::wait_for_ssl(int rc, const char* doing) {
-  switch (SSL_get_error(ssl_, rc)) {
-    case SSL_ERROR_WANT_READ:
-      wait(POLLIN, doing);
-      return true;
-    case SSL_ERROR_WANT_WRITE:
-      wait(POLLOUT, doing);
-      return true;
-    default:
-      return false;
-  }
-}
-
 void raw_link::send(const std::vector<std::string>& argv) {
   std::vector<const char*> args;
   std::vector<size_t> lens;
@@ -157,13 +168,15 @@ void raw_link::send(const std::vector<std::string>& argv) {
     const char* at = encoded + off;
     const std::size_t left = std::size_t(len) - off;
     if (ssl_) {
-      // The same buffer is offered again after WANT_*, as OpenSSL requires.
+      ERR_clear_error();
       int n = SSL_write(ssl_, at, int(left));
       if (n > 0) {
         off += std::size_t(n);
         continue;
       }
-      if (!wait_for_ssl(n, "to a write")) throw std::runtime_error(name_ + ": TLS write failed: " + openssl_error());
+      if (SSL_get_error(ssl_, n) == SSL_ERROR_WANT_WRITE)
+        throw std::runtime_error(name_ + ": write: no room within " + std::to_string(timeout_.count()) + " ms");
+      throw std::runtime_error(name_ + ": TLS write failed: " + openssl_error());
     } else {
       ssize_t n = ::send(fd_, at, left, MSG_NOSIGNAL);
       if (n > 0) {
@@ -179,31 +192,33 @@ void raw_link::send(const std::vector<std::string>& argv) {
 
 void raw_link::read_available() {
   char buf[16384];
+  auto no_answer = [&] {
+    return std::runtime_error(name_ + ": no answer within " + std::to_string(timeout_.count()) + " ms");
+  };
   if (!ssl_) {
     // One read: what it leaves behind keeps poll() readable.
     ssize_t n;
     do n = ::recv(fd_, buf, sizeof buf, 0);
     while (n < 0 && errno == EINTR);
     if (n == 0) throw std::runtime_error(name_ + ": the master closed the connection");
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-      throw std::runtime_error(name_ + ": no answer within " + std::to_string(timeout_.count()) + " ms");
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) throw no_answer();
     if (n < 0) throw std::runtime_error(name_ + ": read: " + std::strerror(errno));
     redisReaderFeed(reader_, buf, std::size_t(n));
     return;
   }
-  // Until OpenSSL wants more bytes: a record it has already taken off the
-  // socket would not wake poll() again.
-  for (;;) {
+  // One record at least (blocking until it is whole), then whatever OpenSSL
+  // already holds: read ahead off the socket, it would not wake poll().
+  do {
+    ERR_clear_error();
     int n = SSL_read(ssl_, buf, sizeof buf);
-    if (n > 0) {
-      redisReaderFeed(reader_, buf, std::size_t(n));
-      continue;
+    if (n <= 0) {
+      int e = SSL_get_error(ssl_, n);
+      if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) throw no_answer();
+      if (e == SSL_ERROR_ZERO_RETURN) throw std::runtime_error(name_ + ": the master closed the connection");
+      throw std::runtime_error(name_ + ": TLS read failed: " + openssl_error());
     }
-    int e = SSL_get_error(ssl_, n);
-    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) return;
-    if (e == SSL_ERROR_ZERO_RETURN) throw std::runtime_error(name_ + ": the master closed the connection");
-    throw std::runtime_error(name_ + ": TLS read failed: " + openssl_error());
-  }
+    redisReaderFeed(reader_, buf, std::size_t(n));
+  } while (SSL_has_pending(ssl_));
 }
 
 reply_ptr raw_link::next_reply() {
@@ -217,8 +232,7 @@ reply_ptr raw_link::command(const std::vector<std::string>& argv) {
   send(argv);
   for (;;) {
     if (auto r = next_reply()) return r;
-    if (ssl_) wait(POLLIN, ("to " + argv.at(0)).c_str());  // plain TCP blocks in its read instead
-    read_available();
+    read_available();  // blocks until something comes
   }
 }
 

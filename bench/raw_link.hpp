@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+struct addrinfo;
 typedef struct ssl_st SSL;
 typedef struct ssl_ctx_st SSL_CTX;
 
@@ -35,8 +36,8 @@ class raw_link {
   int fd() const { return fd_; }
   /// Writes one command whole (waiting for the socket when it is full).
   void send(const std::vector<std::string>& argv);
-  /// Reads into the reader: plain TCP, one read (blocking until something
-  /// comes); TLS, every record received (not blocking). Throws when the
+  /// Reads into the reader, blocking until something comes: plain TCP, one
+  /// read; TLS, one record and what OpenSSL read ahead. Throws when the
   /// master closed, the read failed or timed out.
   void read_available();
   /// The next complete reply read so far, or null.
@@ -45,10 +46,9 @@ class raw_link {
   reply_ptr command(const std::vector<std::string>& argv);
 
  private:
+  void connect_to(const addrinfo& a);  // sets fd_, connected; throws
   void wait(short events, const char* doing);
-  /// After an OpenSSL call returned `rc`: waits for what it wants and says
-  /// true (call it again), or false for a failure.
-  bool wait_for_ssl(int rc, const char* doing);
+  std::string verify_error() const;  // " (why)" when the master's certificate failed
   void release() noexcept;
   std::string name_;
   milliseconds timeout_;

@@ -11,11 +11,12 @@ namespace bench {
 
 using namespace std::chrono_literals;
 
-// The same two rounds the library sends for an unfenced mutex (SET NX PX to
-// every master, then the compare-and-delete script), hand-written on raw
-// links with poll(), each round done at quorum: what N masters on this
-// machine cost before any library code, over TCP or TLS alike. Late replies
-// are drained outside the timed part.
+// The two round trips of an unfenced mutex (SET NX PX to every master, then
+// a compare-and-delete script, lighter on the master than the library's
+// release script, which also tends the wake list), hand-written on raw links
+// with poll(), each round done at quorum: what N masters on this machine
+// cost before any library code, over TCP or TLS alike. Late replies are
+// drained outside the timed part.
 std::vector<double> quorum_floor(settings& s, std::size_t n) {
   std::vector<std::unique_ptr<raw_link>> links;
   for (auto& m : s.masters) links.push_back(std::make_unique<raw_link>(m, s.tls_ca_file, 2000ms));
