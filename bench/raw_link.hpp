@@ -34,7 +34,8 @@ class raw_link {
   raw_link& operator=(const raw_link&) = delete;
 
   int fd() const { return fd_; }
-  /// Writes one command whole (waiting for the socket when it is full).
+  /// Writes one command whole (blocking while the socket is full, up to the
+  /// timeout).
   void send(const std::vector<std::string>& argv);
   /// Reads into the reader, blocking until something comes: plain TCP, one
   /// read; TLS, one record and what OpenSSL read ahead. Throws when the

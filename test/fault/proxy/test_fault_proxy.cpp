@@ -442,8 +442,9 @@ BOOST_AUTO_TEST_CASE(upstream_down_resets_client) {
   client c(proxy.port());
   // The proxy accepts, fails upstream and resets us. On a loaded machine the
   // reset can land before our blocking connect() has returned, and connect()
-  // then reports it (ECONNRESET, or ECONNABORTED once the error was read):
-  // the same outcome, seen earlier. Any other errno is a real failure.
+  // then reports it (ECONNRESET; ECONNABORTED should the socket have no
+  // error recorded): the same outcome, seen earlier. Any other errno is a
+  // real failure.
   if (c.connected()) {
     std::string got;
     auto r = c.recv(got, 1, 2s);
