@@ -48,6 +48,20 @@ class masters {
       if (s->running() && s->command({"EXISTS", key}) == "1") ++n;
     return n;
   }
+  /// Whether `key` is held on the masters that granted `l`, and those are a
+  /// quorum. Not "on every master": a lock is won at a quorum, so a woken
+  /// waiter's round can reach a master before the previous holder's release
+  /// (which returned at a quorum too) and be refused there. A master still
+  /// pending when `l` was decided may or may not have granted it since.
+  bool held_where_granted(const std::string& key, const lock& l) {
+    std::size_t granted = 0, maybe = 0;
+    for (auto& n : l.nodes()) {
+      granted += n.state == node_state::locked;
+      maybe += n.state == node_state::locked || n.state == node_state::pending;
+    }
+    auto n = holding(key);
+    return granted > size() / 2 && n >= granted && n <= maybe;
+  }
   /// Runs one command on every running master.
   void on_all(const std::vector<std::string>& argv) {
     for (auto& s : servers_)
