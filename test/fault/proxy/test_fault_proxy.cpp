@@ -94,6 +94,10 @@ struct client {
 
   explicit client(std::uint16_t port) {
     fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) {
+      err = errno;  // out of descriptors, say: not connected, and says why
+      return;
+    }
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
