@@ -39,19 +39,23 @@ local waiter = ARGV[4] or ''
 -- Without this a worker that gives its permit back and asks again at once
 -- takes it back every time (its ask arrives before the waiter's), and the
 -- waiter gets in only when its retry timer happens to land on a free slot.
--- Only for a waiter whose entry lives no longer than the asker's would
--- (ARGV[6]): one that retries less often than the asker could keep a slot
--- idle for its own, longer, retry delay. Only ever a refusal more: no slot
--- is taken that SET NX would not take.
+-- Only while the waiter's entry has no longer to live than the asker's
+-- would (ARGV[6]): the waiter retries before its entry lapses, so a kept
+-- slot idles at most that long. Only ever a refusal more: no slot is taken
+-- that SET NX would not take. Read with pcall: a wake list of another type
+-- (a key of the user's own) only turns the keeping off; it is reported where
+-- it was before, when a refused waiter is listed.
 local tries = n
 local reserve_after = tonumber(ARGV[9] or '0') * 1000
 if reserve_after > 0 then
-  local head = redis.call('ZRANGE', wake, 0, 0, 'WITHSCORES')
+  local head = redis.pcall('ZRANGE', wake, 0, 0, 'WITHSCORES')
   -- A permit's waiter ('<client id>:p<n>'), not a mutex's on the same name.
-  if head[1] and head[1] ~= waiter and string.find(head[1], ':p%d+$') then
+  if not head.err and head[1] and head[1] ~= waiter and string.find(head[1], ':p%d+$') then
     local t = redis.call('TIME')
     local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-    local head_left = tonumber(redis.call('ZSCORE', wake_until, head[1]) or '0') * 1000 - now
+    local until_ms = redis.pcall('ZSCORE', wake_until, head[1])
+    if type(until_ms) ~= 'string' then until_ms = '0' end
+    local head_left = tonumber(until_ms) * 1000 - now
     if tonumber(head[2]) + reserve_after <= now and head_left > 0 and head_left <= tonumber(ARGV[6]) * 1000 then
       local free = 0
       for i = 1, n do
@@ -60,7 +64,9 @@ if reserve_after > 0 then
           if free == 2 then break end
         end
       end
-      if free < 2 then tries = 0 end
+      -- Exactly one free: keep it. None free: nothing to keep, and the
+      -- refusal below still says if a slot holds someone else's data.
+      if free == 1 then tries = 0 end
     end
   end
 end

@@ -37,7 +37,7 @@
  * Script hashes (SHA1 as sent: cmake/lua_text.cmake), checked by
  * test/model/check_script_hashes.cmake (the others it runs are
  * strings.pml's):
- * @script lua/semaphore_acquire.lua fa189fa4140d093173bc15860a0f0e0fe1785c61
+ * @script lua/semaphore_acquire.lua 0f29bae7001b5f4cc21bf08b6171b962d9b1353f
  */
 #ifdef LIVENESS
 #define LIVE
@@ -112,22 +112,23 @@ byte slot[NT];           /* lock_state::permit: the slot task t holds */
 #define SCORE_OF(d) ((d) & 15)
 #define FIRST_OF(d) ((d) >> 4)
 
-/* semaphore_acquire.lua lines 46-66: whether the last free slot is kept
+/* semaphore_acquire.lua lines 48-72: whether the last free slot is kept
    (g_kept) for a live waiter other than the caller that heads master m's
    wake list and has waited longer than the caller's retry (time is not
-   modelled here: either): kept when fewer than two candidates are free.
+   modelled here: either): kept when exactly one candidate is free (none
+   free: nothing to keep, the refusal is the usual one).
    (The script also asks that the head be a permit's waiter, ':p<n>', and
    that its entry live no longer than the asker's would: every waiter here
    is one, and every entry's lapse is LAPSE.) */
 hidden byte g_kept;
 inline keep_last_slot(m, waiter, first) {
-  lowest_waiter(m, 0);                                   /* 49 ZRANGE wake 0 0 WITHSCORES */
+  lowest_waiter(m, 0);                                   /* 51 ZRANGE wake 0 0 WITHSCORES (pcall) */
   if
-  :: g_k != 0 && g_k != waiter && !LAPSED(m, 0, g_k) ->  /* 50-55 ':p'; TIME; ZSCORE wake_until head > now */
+  :: g_k != 0 && g_k != waiter && !LAPSED(m, 0, g_k) ->  /* 53-59 ':p'; TIME; ZSCORE wake_until head > now */
      if
-     :: true ->                                          /* 55 score + ARGV[9] <= now: waited long */
+     :: true ->                                          /* 59 score + ARGV[9] <= now: waited long */
         g_n = 0;
-        for (g_i : 0 .. P - 1) {                         /* 57-62 EXISTS, up to two free */
+        for (g_i : 0 .. P - 1) {                         /* 60-66 EXISTS, up to two free */
           if
           :: g_n < 2 ->
              observe_key(m, SLOT(first, g_i));
@@ -139,9 +140,9 @@ inline keep_last_slot(m, waiter, first) {
           fi
         }
         g_i = 0;
-        g_kept = (g_n < 2);                              /* 63 tries = 0 */
+        g_kept = (g_n == 1);                             /* 69 tries = 0 */
         g_n = 0
-     :: true -> skip                                     /* 55 not yet */
+     :: true -> skip                                     /* 59 not yet */
      fi
   :: else -> skip
   fi;
@@ -155,22 +156,22 @@ inline semaphore_acquire(m, token, waiter, score, first) {
   /* 30-33 GET {R}:permits: one number of permits here (not modelled) */
   keep_last_slot(m, waiter, first);
   g_n = 0;                                               /* g_n: a slot taken */
-  for (g_i : 0 .. P - 1) {                               /* 67 for i = 1, tries */
+  for (g_i : 0 .. P - 1) {                               /* 73 for i = 1, tries */
     if
     :: !g_n && !g_kept ->
        observe_key(m, SLOT(first, g_i));
        if
-       :: key[K(m, SLOT(first, g_i))] == 0 ->            /* 68 SET KEYS[i] ARGV[1] NX PX ARGV[2] */
+       :: key[K(m, SLOT(first, g_i))] == 0 ->            /* 74 SET KEYS[i] ARGV[1] NX PX ARGV[2] */
           key[K(m, SLOT(first, g_i))] = token; kdl[K(m, SLOT(first, g_i))] = TTL;
           g_n = 1; g_v = g_i;
-          /* 71-72 PTTL, SET {R}:permits: not modelled */
+          /* 77-78 PTTL, SET {R}:permits: not modelled */
           if
-          :: waiter != 0 && wsc[W(m, 0, waiter)] != 0 -> /* 73-76 ZREM wake waiter == 1 */
+          :: waiter != 0 && wsc[W(m, 0, waiter)] != 0 -> /* 79-82 ZREM wake waiter == 1 */
              wsc[W(m, 0, waiter)] = 0; wdl[W(m, 0, waiter)] = 0  /* ZREM wake_until waiter */
           :: else -> skip
           fi;
-          /* 77-88 the description, the slot's fence counter: not modelled */
-          g_r = R_YES                                    /* 89 return i - 1 */
+          /* 83-94 the description, the slot's fence counter: not modelled */
+          g_r = R_YES                                    /* 95 return i - 1 */
        :: else -> skip
        fi
     :: else -> skip
@@ -179,18 +180,18 @@ inline semaphore_acquire(m, token, waiter, score, first) {
   g_i = 0;
   if
   :: !g_n ->
-     /* 92-103 TYPE: only lock tokens are stored here */
+     /* 98-109 TYPE: only lock tokens are stored here */
      if
-     :: waiter != 0 ->                                   /* 104-107 TIME */
+     :: waiter != 0 ->                                   /* 110-113 TIME */
         if
-        :: wsc[W(m, 0, waiter)] == 0 -> wsc[W(m, 0, waiter)] = score  /* 108 ZADD wake NX score waiter */
+        :: wsc[W(m, 0, waiter)] == 0 -> wsc[W(m, 0, waiter)] = score  /* 114 ZADD wake NX score waiter */
         :: else -> skip
         fi;
-        wdl[W(m, 0, waiter)] = LAPSE                     /* 109 ZADD wake_until now + lapse waiter */
-        /* 110-112 PEXPIRE the lists */
+        wdl[W(m, 0, waiter)] = LAPSE                     /* 115 ZADD wake_until now + lapse waiter */
+        /* 116-118 PEXPIRE the lists */
      :: else -> skip
      fi;
-     g_r = R_NO                                          /* 114 return false */
+     g_r = R_NO                                          /* 120 return false */
   :: else -> skip
   fi;
   g_n = 0;

@@ -165,10 +165,11 @@ struct acquire_options {
   /// 1 to max_permits. Every client of one semaphore must give the same
   /// number: a different one is refused with errc::permits_mismatch while
   /// the semaphore is in use (docs/algorithm.md, section 12). 0 for the
-  /// other kinds. Where a waiter that retries at least as often as this
-  /// acquisition has waited longer than its retry_delay + retry_jitter, the
-  /// last free permit is kept for it: this acquisition is then refused with
-  /// one permit free.
+  /// other kinds. Where the first waiter has waited longer than this
+  /// acquisition's retry_delay + retry_jitter, and its wake-list entry has
+  /// no longer left to live than this acquisition's would, the last free
+  /// permit is kept for it: this acquisition is then refused with one
+  /// permit free.
   unsigned permits = 0;
   /// A mutex over several names, all or none: these other names are held
   /// with the one acquired, under one token, one validity and one release

@@ -16,6 +16,7 @@
 #include <boost/asio/use_future.hpp>
 
 #include <future>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -376,7 +377,24 @@ BOOST_AUTO_TEST_CASE(the_last_free_slot_is_kept_for_a_waiter_that_has_waited_a_r
   }
   list_waiter(10s, 5s);
   BOOST_CHECK_NO_THROW(BOOST_TEST(!a.try_acquire(name, o).has_value(), "the kept slot taken"));
-  for (std::size_t i = 0; i < m.size(); ++i) m[i].command({"DEL", keys::permit(name, 0)});
+  // With no slot free there is nothing to keep: the slot holding someone
+  // else's data is reported as when no one waits (it was not, while such a
+  // waiter headed the line: every asker was refused without a word).
+  for (std::size_t i = 0; i < m.size(); ++i) m[i].command({"SET", keys::permit(name, 1), "someone-elses-token"});
+  BOOST_TEST(code_of([&] { a.try_acquire(name, o); }) == errc::wrong_type);
+  for (std::size_t i = 0; i < m.size(); ++i) m[i].command({"DEL", keys::permit(name, 0), keys::permit(name, 1)});
+  // A wake list of another type (a name of the user's own, "{kept}:wake")
+  // turns the keeping off: an asker with a slot free gets it (it failed
+  // every ask). Its release still meets that key, as a mutex's does.
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    m[i].command({"DEL", keys::wake_list(name), keys::wake_deadlines(name)});
+    m[i].command({"SET", keys::wake_list(name), "not a list"});
+  }
+  std::optional<redlock::lock> despite;
+  BOOST_CHECK_NO_THROW(despite = a.try_acquire(name, o));
+  BOOST_TEST(despite.has_value(), "a free slot refused for a wake list of another type");
+  for (std::size_t i = 0; i < m.size(); ++i) m[i].command({"DEL", keys::wake_list(name)});
+  if (despite) a.release(*despite);
 }
 
 // The same, end to end: a worker that takes its permit back at once is
