@@ -187,8 +187,9 @@ void acquire_op::send_attempt(const acquire_action& a) {
         self->on_late_grant(node, said, std::string_view(token.data(), token.size()), attempt, first_slot);
       // A refusal that comes after we stopped waiting put us back on that
       // master's wake list: leave it, or releases there would keep naming
-      // us (and only us) until the entry lapsed.
-      if (said.state == node_state::refused && self->fsm_.done())
+      // us (and only us, and a semaphore's last free slot is kept for us)
+      // until the entry lapsed. So may an answer we never read.
+      if (may_have_listed(said.state) && self->fsm_.done())
         leave_wake_list(self->client_, self->key_, self->waiter_id_, {node});
     });
   else if (options_.kind == lock_kind::fair)

@@ -17,12 +17,15 @@ std::string acquire_op::held_key(const quorum_round& won) const {
 // `fence` is the T that was raised: never recompute it from the acquisition
 // round, whose late replies may carry larger counters nobody raised.
 void acquire_op::acquired(const quorum_round& f, std::optional<std::uint64_t> fence) {
-  std::vector<std::uint32_t> refused;  // where our wake list entry outlived the win
+  // Where our wake list entry may have outlived the win: masters that said
+  // no, and those whose answer we never read (an error, a deadline passed),
+  // whose script may have refused and listed us all the same.
+  std::vector<std::uint32_t> may_list_us;
   for (std::uint32_t i = 0; i < f.outcomes().size(); ++i)
-    if (f.outcomes()[i].state == node_state::refused) refused.push_back(i);
+    if (may_have_listed(f.outcomes()[i].state)) may_list_us.push_back(i);
   // Won by a plain retry: every master may still list us; the release of
   // this hold takes the entries down, with no round of its own.
-  if (!fsm_.plain_retry()) leave_wake_list(client_, key_, waiter_id_, refused);
+  if (!fsm_.plain_retry()) leave_wake_list(client_, key_, waiter_id_, may_list_us);
   if (is_semaphore()) {
     // Masters that granted another slot, or may have without saying so (an
     // error, a deadline passed), give it back. Those still to answer are

@@ -238,6 +238,13 @@ boost::system::error_code lease_round_error(const quorum_round& round);
 /// never will). Masters that erred, timed out or have not answered are in.
 std::vector<std::uint32_t> may_hold(const quorum_round& attempt);
 
+/// Whether a master's answer may have left a waiter on its wake list: a
+/// refusal did; an error or a passed deadline may have (the script may have
+/// run and refused all the same). A grant took the entry down itself.
+constexpr bool may_have_listed(node_state s) noexcept {
+  return s == node_state::refused || s == node_state::failed || s == node_state::unknown;
+}
+
 /// A mutex waiter (`waiter`, '' for none) leaves the wake list on the given
 /// masters: where a refusal put it back after it won elsewhere, or
 /// everywhere when it gives up. Fire-and-forget; `must_reach`: sent even

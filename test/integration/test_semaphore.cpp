@@ -138,6 +138,33 @@ BOOST_AUTO_TEST_CASE(a_master_that_answers_after_the_win_gives_back_a_stray_slot
   BOOST_TEST(m[2].command({"GET", keys::permit("late", 0)}) == "someone", "the stranger's slot untouched");
 }
 
+// A master whose answer to the winning attempt was never read (its
+// deadline passed) may have refused it and listed it as a waiter: the winner
+// leaves that wake list too, as where a master said no. Left there, the
+// entry heads the list until it lapses, and a release's wake-up, or the last
+// free permit kept for a waiter (section 12), goes to a client not waiting.
+BOOST_AUTO_TEST_CASE(a_winner_leaves_the_wake_list_of_a_master_it_never_heard) {
+  masters m(3);
+  redlock::client c(m.options(50ms));
+  const std::string name = "unheard";
+  m[2].command({"SET", keys::permit(name, 0), "someone", "PX", "600000"});  // master 2 refuses
+  auto o = semaphore(1, 60000ms);
+  o.wait = 5000ms;          // a waiter: listed where refused
+  o.retry_delay = 5000ms;   // its entry lapses after 2 x (100 ms + 5 s + jitter)
+  auto before = redlock::testing::script_calls(m[2]);
+  m[2].pause();
+  auto l = c.acquire(name, o);
+  std::this_thread::sleep_for(150ms);  // past master 2's deadline: its answer will never be read
+  m[2].resume();
+  // Master 2 ran the acquisition (refused, listed us) and the stray slot's
+  // clean-up queued behind it.
+  BOOST_REQUIRE(eventually([&] { return redlock::testing::script_calls(m[2]) >= before + 2; }));
+  BOOST_TEST(eventually([&] { return m[2].command({"ZCARD", keys::wake_list(name)}) == "0"; }, 2000ms),
+             "the winner is still listed on master 2");
+  BOOST_TEST(m[2].command({"ZCARD", keys::wake_deadlines(name)}) == "0");
+  c.release(l);
+}
+
 BOOST_AUTO_TEST_CASE(a_crashed_holders_permit_returns_at_its_ttl) {
   masters m(3);
   {
