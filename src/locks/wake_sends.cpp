@@ -45,7 +45,9 @@ release_replies replies_of(const quorum_round& release) {
   for (auto& o : release.outcomes()) {
     r.named += o.state == node_state::locked && o.value == 2;
     r.waiter_left |= o.state == node_state::locked && o.value == 3;
-    r.all_answered &= o.state == node_state::locked || o.state == node_state::refused;
+    bool answered = o.state == node_state::locked || o.state == node_state::refused;
+    r.all_answered &= answered;
+    r.unread += !answered;
   }
   return r;
 }

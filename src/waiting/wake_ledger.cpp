@@ -69,7 +69,12 @@ wake_ledger::release_noted wake_ledger::note_release(const std::string& key, con
   auto& note = release_notes_.emplace_back();
   note.key = key;
   note.at = now;
-  note.woke = replies.named >= quorum_;
+  // The waiter retries once a quorum of copies named it: the release is
+  // decided at a quorum of deletions, and masters yet to answer may still
+  // name it (integration_mutex's a_releaser_asking_again_at_once... lost
+  // about one run in fifteen under load to that race: answers 2, 1, and a
+  // third still on its way).
+  note.woke = replies.named + replies.unread >= quorum_;
   note.reasks = reasks;
   if (!listed) return out;
   // A master lists us exactly where it names a waiter (mutex_release.lua).

@@ -47,6 +47,7 @@ struct release_replies {
   std::size_t named = 0;     ///< masters that named a waiter (2), and listed us behind it if asked
   bool waiter_left = false;  ///< a quiet release: a master answered 3 (a live waiter heads its list)
   bool all_answered = true;  ///< every master had answered (released or refused) by the decision
+  std::size_t unread = 0;    ///< masters whose answer the decision did not read: they may name a waiter too
 };
 
 class wake_ledger {
@@ -69,7 +70,8 @@ class wake_ledger {
 
   // ---- mutex releases that named a waiter (section 10) --------------------
 
-  /// Our release of `key` woke a waiter on a quorum less than one node timeout
+  /// Our release of `key` woke a waiter on a quorum (or named one, and the
+  /// masters yet to answer may make it a quorum) less than one node timeout
   /// ago (the time the woken waiter has to get its request to the masters):
   /// asking for the lock again at once would only race it, so the next
   /// acquisition joins the line instead. A release that named no one since
@@ -180,7 +182,7 @@ class wake_ledger {
   struct release_note {
     std::string key;
     steady_time at;      // decided (client clock)
-    bool woke = false;   // named a waiter on a quorum
+    bool woke = false;   // named a waiter on a quorum, or may yet
     bool reasks = false; // and we asked again at once after the one before
     listing listed;      // the release's listing of us (id empty: none, or claimed)
     bool passed_on = false;  // named before claimed: the wake-up went on
