@@ -169,8 +169,23 @@ BOOST_AUTO_TEST_CASE(cli_description_is_shown_by_status_and_checked) {
   BOOST_TEST(redlock::testing::eventually([&] {
     return cli(nodes, "status --name told").out.find("(\"deploy #42 by ana\")") != std::string::npos;
   }));
-  auto s = boost::json::parse(cli(nodes, "status --name told --json").out).as_object();
-  BOOST_TEST(std::string(s.at("nodes").as_array()[0].at("description").as_string()) == "deploy #42 by ana");
+  // Wherever it is held, and that is a quorum. Not on every master: the
+  // acquisition returned at a quorum and the process exited, so a master
+  // whose request was still on its way (or never sent: its connection not
+  // yet open) may not hold it at all. Seen: master 0 without the lock or a
+  // description while the text above showed another master's.
+  auto described_where_held = [&] {
+    auto s = boost::json::parse(cli(nodes, "status --name told --json").out).as_object();
+    std::size_t held = 0, described = 0;
+    for (auto& n : s.at("nodes").as_array()) {
+      if (n.at("holds").as_string() == "free") continue;
+      ++held;
+      if (auto* d = n.as_object().if_contains("description"))
+        described += d->is_string() && d->as_string() == "deploy #42 by ana";
+    }
+    return held >= 2u && described == held;
+  };
+  BOOST_TEST(redlock::testing::eventually(described_where_held));
 
   // '' for none: nothing written next to the key.
   BOOST_TEST(cli(nodes, "acquire --name quiet --description ''").code == 0);
@@ -583,10 +598,18 @@ BOOST_AUTO_TEST_CASE(cli_run_permits_holds_a_semaphore_permit_shown_by_status) {
   std::getline(out, status_json);
   BOOST_TEST(permit == 1u - *first.permit());
   BOOST_TEST(fence >= 1);
-  auto node0 = boost::json::parse(status_json).at("nodes").as_array()[0].as_object();
-  BOOST_TEST(std::string(node0.at("holds").as_string()) == "semaphore");
-  BOOST_TEST(node0.at("permits").as_int64() == 2);
-  BOOST_TEST(node0.at("held").as_array().size() == 2u, status_json);
+  // Both holders on a quorum of masters: each acquisition returned at a
+  // quorum, so one master may have been still to apply the command's.
+  std::size_t showing_both = 0;
+  auto status = boost::json::parse(status_json);  // named: a range-for over a temporary's member dangles
+  for (auto& n : status.at("nodes").as_array()) {
+    auto& node = n.as_object();
+    if (!node.contains("held") || node.at("held").as_array().size() != 2u) continue;
+    BOOST_TEST(std::string(node.at("holds").as_string()) == "semaphore");
+    BOOST_TEST(node.at("permits").as_int64() == 2);
+    ++showing_both;
+  }
+  BOOST_TEST(showing_both >= 2u, status_json);
   // A full semaphore: 75, as for a held lock. Bad numbers: 64, one line.
   auto second = holder.acquire("pool", sem);
   BOOST_TEST(cli(nodes, "run --name pool --permits 2 -- true").code == 75);
