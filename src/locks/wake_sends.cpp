@@ -39,15 +39,13 @@ void pass_wake_on(const std::shared_ptr<client_impl>& client, const std::string&
 
 namespace {
 // A release's answers as the ledger reads them: 2 named a waiter, 3 left
-// one to name (a quiet release), and which masters had not answered yet.
+// one to name (a quiet release), and how many masters had not answered yet.
 release_replies replies_of(const quorum_round& release) {
   release_replies r;
   for (auto& o : release.outcomes()) {
     r.named += o.state == node_state::locked && o.value == 2;
     r.waiter_left |= o.state == node_state::locked && o.value == 3;
-    bool answered = o.state == node_state::locked || o.state == node_state::refused;
-    r.all_answered &= answered;
-    r.unread += !answered;
+    r.unread += o.state != node_state::locked && o.state != node_state::refused;
   }
   return r;
 }

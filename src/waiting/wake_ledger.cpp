@@ -187,7 +187,7 @@ wake_ledger::permit_release_noted wake_ledger::note_permit_release(const std::st
   // wake-up goes to every master when one answered 3 (a live waiter heads
   // its list) or one had not answered by the decision (it may have).
   // 'pass' names no one where the slot is taken or no one waits.
-  if (!replies.waiter_left && replies.all_answered) return out;
+  if (!replies.waiter_left && replies.unread == 0) return out;
   note->held_back = all_nodes();
   if (stopping) {
     out.send.push_back(*take_held_back(*note, true));

@@ -46,8 +46,7 @@ struct wake_list_entry {
 struct release_replies {
   std::size_t named = 0;     ///< masters that named a waiter (2), and listed us behind it if asked
   bool waiter_left = false;  ///< a quiet release: a master answered 3 (a live waiter heads its list)
-  bool all_answered = true;  ///< every master had answered (released or refused) by the decision
-  std::size_t unread = 0;    ///< masters whose answer the decision did not read: they may name a waiter too
+  std::size_t unread = 0;    ///< masters whose answer the decision did not read (0: every master answered); they may name a waiter too
 };
 
 class wake_ledger {

@@ -80,12 +80,12 @@ BOOST_AUTO_TEST_CASE(a_release_that_named_a_waiter_on_fewer_than_a_quorum_woke_n
 // and one on its way).
 BOOST_AUTO_TEST_CASE(a_release_that_may_yet_name_a_waiter_on_a_quorum_woke_it) {
   auto l = three_masters();
-  l.note_release("k", {.named = 1, .all_answered = false, .unread = 1}, nullptr, false, t0, t0, r0);
+  l.note_release("k", {.named = 1, .unread = 1}, nullptr, false, t0, t0, r0);
   BOOST_TEST(l.woke_waiter_just_now("k", t0));
   // Nothing left to hear from, or no one named: no one comes.
-  l.note_release("k", {.named = 1, .all_answered = true, .unread = 0}, nullptr, false, t0, t0, r0);
+  l.note_release("k", {.named = 1, .unread = 0}, nullptr, false, t0, t0, r0);
   BOOST_TEST(!l.woke_waiter_just_now("k", t0));
-  l.note_release("k", {.named = 0, .all_answered = false, .unread = 2}, nullptr, false, t0, t0, r0);
+  l.note_release("k", {.named = 0, .unread = 2}, nullptr, false, t0, t0, r0);
   BOOST_TEST(!l.woke_waiter_just_now("k", t0));
 }
 
@@ -238,7 +238,7 @@ BOOST_AUTO_TEST_CASE(a_quiet_release_holds_its_wake_up_back_where_a_waiter_may_w
   BOOST_TEST(!noted.arm_at.has_value());
   BOOST_TEST(l.wakes_due(r0 + 1s).send.empty());
   // A master had not answered by the decision: it may have a waiter.
-  noted = l.note_permit_release("s", 3, "tok", true, {.all_answered = false}, false, r0);
+  noted = l.note_permit_release("s", 3, "tok", true, {.unread = 1}, false, r0);
   BOOST_TEST((noted.arm_at == r0 + 5ms));
   // A master answered 3: a waiter heads its list.
   noted = quiet_release(l, "t");
