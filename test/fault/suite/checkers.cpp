@@ -526,7 +526,7 @@ std::vector<violation> check_revival(const std::vector<op>& ops) {
 
 // (n)
 std::vector<violation> check_fifo(const std::vector<op>& ops, std::size_t masters, std::chrono::milliseconds settle,
-                                  std::size_t* judged) {
+                                  std::chrono::milliseconds aftermath, std::size_t* judged) {
   std::vector<violation> out;
   std::size_t pairs = 0;
   std::vector<const op*> faults;
@@ -534,11 +534,14 @@ std::vector<violation> check_fifo(const std::vector<op>& ops, std::size_t master
     if (o.kind == op_kind::fault) faults.push_back(&o);
   const std::size_t minority = masters - (masters / 2 + 1);
   // Whether A's place in line stays on a quorum over [from, to]: the
-  // faults active then hit at most a minority, and no client's links.
+  // faults active then hit at most a minority, and no client's links. A
+  // fault's hold on a link outlasts it by `aftermath`: a link it left
+  // silent is given up only after the stall timeout, and reopened after
+  // that; A's place there may lapse meanwhile.
   auto quorum_kept = [&](time_point from, time_point to) {
     std::vector<std::size_t> hit;
     for (auto* f : faults) {
-      if (f->invoke > to || (f->completion && *f->completion < from)) continue;
+      if (f->invoke > to || (f->completion && *f->completion + aftermath < from)) continue;
       if (f->fault_masters.empty() && f->fault_client < 0) return false;  // per-client links cut
       for (auto m : f->fault_masters)
         if (std::find(hit.begin(), hit.end(), m) == hit.end()) hit.push_back(m);
@@ -705,7 +708,7 @@ check_report check_all(const std::vector<op>& ops, const check_config& c) {
   add(check_release_after_takeover(ops));
   add(check_revival(ops));
   add(check_names(ops));
-  if (c.masters > 0) add(check_fifo(ops, c.masters, c.fifo_settle, &r.fifo_pairs));
+  if (c.masters > 0) add(check_fifo(ops, c.masters, c.fifo_settle, c.fifo_aftermath, &r.fifo_pairs));
   if (c.wait.count() > 0) add(check_wakeup(ops, c.wait, c.wakeup_bound, c.wakeup_settle, &r.wakeups));
   add(check_bounded(ops, c.bounds));
   if (c.recovery) add(check_recovery(ops, c.resources, c.recovery_bound, c.workload_end, &r.recovery_periods));

@@ -132,10 +132,12 @@ std::vector<violation> check_revival(const std::vector<op>& ops);
 //     was asked for after A (so its enqueue score is higher) must not be
 //     granted while A, queued by then (`settle` after A was asked for), is
 //     still waiting and later wins. Judged only over periods in which the
-//     faults hit at most N - Q masters and no client's links (A's place in
-//     line stays on a quorum); `judged` receives how many pairs were.
+//     faults, each counted until `aftermath` after it ended (a link it left
+//     silent is noticed and reopened only then), hit at most N - Q masters
+//     and no client's links (A's place in line stays on a quorum); `judged`
+//     receives how many pairs were.
 std::vector<violation> check_fifo(const std::vector<op>& ops, std::size_t masters, std::chrono::milliseconds settle,
-                                  std::size_t* judged = nullptr);
+                                  std::chrono::milliseconds aftermath, std::size_t* judged = nullptr);
 // (o) Wake-up latency: after a release that succeeded, with another
 //     client waiting for that lock (and still willing to wait `bound`
 //     more), some acquisition of it completes within `bound` (retry delay
@@ -182,6 +184,7 @@ struct check_config {
   std::chrono::milliseconds lost_slack_extra{0};    ///< ... plus this
   std::size_t masters = 0;                   ///< N, for (n); 0: (n) not run
   std::chrono::milliseconds fifo_settle{200};  ///< (n)
+  std::chrono::milliseconds fifo_aftermath{0};  ///< (n): the clients' stall timeout + connect timeout
   std::chrono::milliseconds wait{0};         ///< (o): the acquisitions' wait; 0: (o) not run
   std::chrono::milliseconds wakeup_bound{0};  ///< (o)
   std::chrono::milliseconds wakeup_settle{2500};  ///< (o)

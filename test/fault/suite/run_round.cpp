@@ -118,6 +118,9 @@ round_result run_round(const round_config& cfg) {
   cc.lost_slack_fraction = 0.1;
   cc.lost_slack_extra = cfg.workload.node_timeout + cfg.workload.lost_signal_slack;
   if (cfg.workload.kind == lock_kind::fair) cc.masters = cfg.cluster.masters;
+  // (n): a link a fault left silent is given up a stall timeout after it
+  // last heard, and reopened within a connect timeout.
+  cc.fifo_aftermath = cfg.workload.stall_timeout + cfg.workload.connect_timeout();
   // (o): a waiter is woken (section 10) or retries within retry delay +
   // jitter + node timeout; plus what a loaded 2-core machine (and a
   // sanitized build) may add to the client's turn.

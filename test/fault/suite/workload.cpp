@@ -166,7 +166,7 @@ workload::workload(workload_options o, std::vector<std::string> uris, std::strin
     client_options co;
     co.nodes = in_ns ? options_.netns_uris : c < options_.client_uris.size() ? options_.client_uris[c] : uris_;
     co.node_timeout = options_.node_timeout;
-    co.connect_timeout = std::max(options_.node_timeout * 4, milliseconds(200));
+    co.connect_timeout = options_.connect_timeout();
     co.drift_factor = options_.drift_factor;
     co.key_prefix = options_.key_prefix;
     // A lock that grants everyone (test only): each client its own lock keys.

@@ -140,6 +140,8 @@ struct workload_options {
   milliseconds store_timeout{500};
   milliseconds reconnect_max{200};
   milliseconds stall_timeout{500};
+  /// The clients' connect timeout (four node timeouts, at least 200 ms).
+  milliseconds connect_timeout() const { return std::max(node_timeout * 4, milliseconds(200)); }
 
   /// When set, client c connects to client_uris[c] (its own links to the
   /// masters: cluster::uris_of) instead of the shared uris.
