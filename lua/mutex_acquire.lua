@@ -20,12 +20,14 @@
 -- is someone else's data: it is reported, never overwritten.
 -- The wake list only decides whom a release wakes (mutex_release.lua): it
 -- never decides who gets the lock, which is SET NX alone.
+--#include lib/list_waiter.lua
 local waiter = ARGV[4] or ''
 local takes = ARGV[3] ~= 'line'
 if takes and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   if waiter ~= '' then
     -- Its deadline goes with it (a winner that never waited: one call).
-    if redis.call('ZREM', KEYS[3], waiter) == 1 then redis.call('ZREM', KEYS[4], waiter) end
+    -- pcall: a key of another type there is the user's, not a list.
+    if redis.pcall('ZREM', KEYS[3], waiter) == 1 then redis.pcall('ZREM', KEYS[4], waiter) end
   end
   if (ARGV[7] or '') ~= '' then
     redis.call('SET', KEYS[5], ARGV[1] .. ' ' .. ARGV[7], 'PX', ARGV[2])
@@ -40,13 +42,8 @@ if kind ~= 'string' and kind ~= 'none' then
   return redis.error_reply('WRONGTYPE lock key holds a ' .. kind .. ', not a lock token')
 end
 if waiter ~= '' then
-  local lapse = tonumber(ARGV[6])
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  redis.call('ZADD', KEYS[3], 'NX', ARGV[5], waiter)  -- a waiter keeps its place
-  redis.call('ZADD', KEYS[4], now + lapse, waiter)
-  for i = 3, 4 do  -- the list lives as long as its latest entry
-    if redis.call('PTTL', KEYS[i]) < lapse then redis.call('PEXPIRE', KEYS[i], lapse) end
-  end
+  list_waiter(KEYS[3], KEYS[4], waiter, ARGV[5], now, tonumber(ARGV[6]))
 end
 return false

@@ -34,9 +34,10 @@
 -- have it: mutex_acquire.lua, ARGV[3] 'line', or the entry of ARGV[5]),
 -- 0 when it was gone or someone else's.
 --#include lib/wake_first_waiter.lua
-if (ARGV[4] or '') ~= '' then
-  redis.call('ZREM', KEYS[2], ARGV[4])
-  redis.call('ZREM', KEYS[3], ARGV[4])
+--#include lib/list_waiter.lua
+if (ARGV[4] or '') ~= '' then  -- pcall: either key may be the user's own
+  redis.pcall('ZREM', KEYS[2], ARGV[4])
+  redis.pcall('ZREM', KEYS[3], ARGV[4])
 end
 if ARGV[3] == 'pass' then
   if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end  -- its holder's release wakes the next
@@ -57,14 +58,7 @@ if KEYS[2] then head, now = first_live_waiter(KEYS[2], KEYS[3]) end
 if head and ARGV[3] == 'quiet' then return 3 end
 if head then
   name_waiter(ARGV[2], head, ARGV[1])
-  if (ARGV[5] or '') ~= '' then
-    local lapse = tonumber(ARGV[7])
-    redis.call('ZADD', KEYS[2], 'NX', ARGV[6], ARGV[5])
-    redis.call('ZADD', KEYS[3], now + lapse, ARGV[5])
-    for i = 2, 3 do  -- the list lives as long as its latest entry
-      if redis.call('PTTL', KEYS[i]) < lapse then redis.call('PEXPIRE', KEYS[i], lapse) end
-    end
-  end
+  if (ARGV[5] or '') ~= '' then list_waiter(KEYS[2], KEYS[3], ARGV[5], ARGV[6], now, tonumber(ARGV[7])) end
   return 2
 end
 return 1

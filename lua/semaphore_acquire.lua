@@ -23,6 +23,7 @@
 -- error when the semaphore is in use with another number of permits
 -- (nothing taken), with WRONGTYPE when no slot is free and one of them
 -- holds someone else's data (never overwritten).
+--#include lib/list_waiter.lua
 local n = tonumber(ARGV[7])
 local permits_key, wake, wake_until = KEYS[n + 1], KEYS[n + 2], KEYS[n + 3]
 local fenced = ARGV[3] == '1'
@@ -78,7 +79,8 @@ for i = 1, tries do
     if left ~= -1 and left < ttl then redis.call('SET', permits_key, ARGV[8], 'PX', ARGV[2]) end
     if waiter ~= '' then
       -- Its deadline goes with it (a winner that never waited: one call).
-      if redis.call('ZREM', wake, waiter) == 1 then redis.call('ZREM', wake_until, waiter) end
+      -- pcall: a key of another type there is the user's, not a list.
+      if redis.pcall('ZREM', wake, waiter) == 1 then redis.pcall('ZREM', wake_until, waiter) end
     end
     local next_key = n + 4
     local fence_key = nil
@@ -108,13 +110,8 @@ if tries == n then
   end
 end
 if waiter ~= '' then
-  local lapse = tonumber(ARGV[6])
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  redis.call('ZADD', wake, 'NX', ARGV[5], waiter)  -- a waiter keeps its place
-  redis.call('ZADD', wake_until, now + lapse, waiter)
-  for _, k in ipairs({ wake, wake_until }) do  -- the list lives as long as its latest entry
-    if redis.call('PTTL', k) < lapse then redis.call('PEXPIRE', k, lapse) end
-  end
+  list_waiter(wake, wake_until, waiter, ARGV[5], now, tonumber(ARGV[6]))
 end
 return false

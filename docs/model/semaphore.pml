@@ -37,7 +37,7 @@
  * Script hashes (SHA1 as sent: cmake/lua_text.cmake), checked by
  * test/model/check_script_hashes.cmake (the others it runs are
  * strings.pml's):
- * @script lua/semaphore_acquire.lua 0f29bae7001b5f4cc21bf08b6171b962d9b1353f
+ * @script lua/semaphore_acquire.lua e64e0c34e856e953c954728ef5e5a8bf086f2d80
  */
 #ifdef LIVENESS
 #define LIVE
@@ -112,7 +112,7 @@ byte slot[NT];           /* lock_state::permit: the slot task t holds */
 #define SCORE_OF(d) ((d) & 15)
 #define FIRST_OF(d) ((d) >> 4)
 
-/* semaphore_acquire.lua lines 48-72: whether the last free slot is kept
+/* semaphore_acquire.lua lines 49-73: whether the last free slot is kept
    (g_kept) for a live waiter other than the caller that heads master m's
    wake list and has waited longer than the caller's retry (time is not
    modelled here: either): kept when exactly one candidate is free (none
@@ -122,13 +122,13 @@ byte slot[NT];           /* lock_state::permit: the slot task t holds */
    is one, and every entry's lapse is LAPSE.) */
 hidden byte g_kept;
 inline keep_last_slot(m, waiter, first) {
-  lowest_waiter(m, 0);                                   /* 51 ZRANGE wake 0 0 WITHSCORES (pcall) */
+  lowest_waiter(m, 0);                                   /* 52 ZRANGE wake 0 0 WITHSCORES (pcall) */
   if
-  :: g_k != 0 && g_k != waiter && !LAPSED(m, 0, g_k) ->  /* 53-59 ':p'; TIME; ZSCORE wake_until head > now */
+  :: g_k != 0 && g_k != waiter && !LAPSED(m, 0, g_k) ->  /* 54-60 ':p'; TIME; ZSCORE wake_until head > now */
      if
-     :: true ->                                          /* 59 score + ARGV[9] <= now: waited long */
+     :: true ->                                          /* 60 score + ARGV[9] <= now: waited long */
         g_n = 0;
-        for (g_i : 0 .. P - 1) {                         /* 60-66 EXISTS, up to two free */
+        for (g_i : 0 .. P - 1) {                         /* 61-67 EXISTS, up to two free */
           if
           :: g_n < 2 ->
              observe_key(m, SLOT(first, g_i));
@@ -140,9 +140,9 @@ inline keep_last_slot(m, waiter, first) {
           fi
         }
         g_i = 0;
-        g_kept = (g_n == 1);                             /* 69 tries = 0 */
+        g_kept = (g_n == 1);                             /* 70 tries = 0 */
         g_n = 0
-     :: true -> skip                                     /* 59 not yet */
+     :: true -> skip                                     /* 60 not yet */
      fi
   :: else -> skip
   fi;
@@ -151,27 +151,32 @@ inline keep_last_slot(m, waiter, first) {
 
 /* semaphore_acquire.lua on master m: the first free slot among the
    candidates from `first`, its position the answer (g_v), unless the last
-   one is kept for a waiter that has waited long. */
+   one is kept for a waiter that has waited long. The wake list is read and
+   written through redis.pcall (keep_last_slot's reads, the ZREMs at 83,
+   lib/list_waiter.lua): a key of another type there (the user's own data)
+   is left as it is and the waiter not listed; not modelled, the model has
+   no key types. Line numbers are of each file as written (the include at
+   26 not expanded). */
 inline semaphore_acquire(m, token, waiter, score, first) {
-  /* 30-33 GET {R}:permits: one number of permits here (not modelled) */
+  /* 31-34 GET {R}:permits: one number of permits here (not modelled) */
   keep_last_slot(m, waiter, first);
   g_n = 0;                                               /* g_n: a slot taken */
-  for (g_i : 0 .. P - 1) {                               /* 73 for i = 1, tries */
+  for (g_i : 0 .. P - 1) {                               /* 74 for i = 1, tries */
     if
     :: !g_n && !g_kept ->
        observe_key(m, SLOT(first, g_i));
        if
-       :: key[K(m, SLOT(first, g_i))] == 0 ->            /* 74 SET KEYS[i] ARGV[1] NX PX ARGV[2] */
+       :: key[K(m, SLOT(first, g_i))] == 0 ->            /* 75 SET KEYS[i] ARGV[1] NX PX ARGV[2] */
           key[K(m, SLOT(first, g_i))] = token; kdl[K(m, SLOT(first, g_i))] = TTL;
           g_n = 1; g_v = g_i;
-          /* 77-78 PTTL, SET {R}:permits: not modelled */
+          /* 78-79 PTTL, SET {R}:permits: not modelled */
           if
-          :: waiter != 0 && wsc[W(m, 0, waiter)] != 0 -> /* 79-82 ZREM wake waiter == 1 */
-             wsc[W(m, 0, waiter)] = 0; wdl[W(m, 0, waiter)] = 0  /* ZREM wake_until waiter */
+          :: waiter != 0 && wsc[W(m, 0, waiter)] != 0 -> /* 80-84 ZREM wake waiter == 1 (pcall) */
+             wsc[W(m, 0, waiter)] = 0; wdl[W(m, 0, waiter)] = 0  /* ZREM wake_until waiter (pcall) */
           :: else -> skip
           fi;
-          /* 83-94 the description, the slot's fence counter: not modelled */
-          g_r = R_YES                                    /* 95 return i - 1 */
+          /* 85-96 the description, the slot's fence counter: not modelled */
+          g_r = R_YES                                    /* 97 return i - 1 */
        :: else -> skip
        fi
     :: else -> skip
@@ -180,18 +185,18 @@ inline semaphore_acquire(m, token, waiter, score, first) {
   g_i = 0;
   if
   :: !g_n ->
-     /* 98-109 TYPE: only lock tokens are stored here */
+     /* 100-111 TYPE: only lock tokens are stored here */
      if
-     :: waiter != 0 ->                                   /* 110-113 TIME */
+     :: waiter != 0 ->                                   /* 112-114 TIME; 115 list_waiter: */
         if
-        :: wsc[W(m, 0, waiter)] == 0 -> wsc[W(m, 0, waiter)] = score  /* 114 ZADD wake NX score waiter */
+        :: wsc[W(m, 0, waiter)] == 0 -> wsc[W(m, 0, waiter)] = score  /* lib/list_waiter.lua 13-14 ZADD wake NX score waiter (pcall) */
         :: else -> skip
         fi;
-        wdl[W(m, 0, waiter)] = LAPSE                     /* 115 ZADD wake_until now + lapse waiter */
-        /* 116-118 PEXPIRE the lists */
+        wdl[W(m, 0, waiter)] = LAPSE                     /* lib/list_waiter.lua 15-18 ZADD wake_until now + lapse waiter (pcall) */
+        /* lib/list_waiter.lua 19-21 PEXPIRE the lists */
      :: else -> skip
      fi;
-     g_r = R_NO                                          /* 120 return false */
+     g_r = R_NO                                          /* 117 return false */
   :: else -> skip
   fi;
   g_n = 0;

@@ -15,12 +15,15 @@
  * Script hashes (SHA1 of the script as sent, cmake/lua_text.cmake), checked
  * by test/model/check_script_hashes.cmake; update them with the
  * transcription:
- * @script lua/mutex_acquire.lua f79b10efe120ea82c505e2503bc2c094916d39fc
- * @script lua/mutex_release.lua 2da93518d403b12536b50ef68aa763bdf4098655
+ * @script lua/mutex_acquire.lua deb8c21329a50f6927bae8dd85d40b708c6fb188
+ * @script lua/mutex_release.lua a9ec7d46421669e4a47f83312135c5cef4228b20
  * @script lua/extend.lua 41029f6c37c17fa89fb8430e6d102aea19e9e396
- * @script lua/release_all.lua 0624bd3d73e2462c22125b982db3dc04f4a8ab2a
+ * @script lua/release_all.lua 75ab2683f64b38609226c91c84df776f39c983ef
  * @script lua/multi_acquire.lua bc24e74fa2b21ce4f26265415bab808b0a2e5288
- * (lua/lib/wake_first_waiter.lua is part of the last two, as embedded.)
+ * (lua/lib/wake_first_waiter.lua is part of mutex_release.lua and
+ * release_all.lua, lua/lib/list_waiter.lua of mutex_acquire.lua and
+ * mutex_release.lua, as embedded. Line numbers below are of each file as
+ * written, not as sent.)
  */
 
 /* What a master holds. Holder descriptions ({R}:holder) are left out: no
@@ -76,7 +79,10 @@ inline observe_key(m, k) {
 
 /* lib/wake_first_waiter.lua first_live_waiter(list, deadlines): into g_k
    the first live waiter of master m's wake list l (0: none), the lapsed
-   ones swept. */
+   ones swept. The script reads the list and the head's deadline through
+   redis.pcall, and a key of another type there (the user's own data) means
+   no one to wake (lines 18 and 24): not modelled, the model has no key
+   types (every list here is a wake list). */
 inline lowest_waiter(m, l) {
   g_k = 0;
   for (g_j : 1 .. NW) {
@@ -89,57 +95,60 @@ inline lowest_waiter(m, l) {
 }
 
 inline first_live_waiter(m, l) {
-  lowest_waiter(m, l);                                   /* 14 ZRANGE list 0 0 */
+  lowest_waiter(m, l);                                   /* 17-20 ZRANGE list 0 0 (pcall) */
   if
-  :: g_k != 0 && LAPSED(m, l, g_k) ->                   /* 15-18 TIME; ZSCORE deadlines head <= now */
-     for (g_j : 1 .. NW) {                               /* 19 ZRANGEBYSCORE deadlines -inf now */
+  :: g_k != 0 && LAPSED(m, l, g_k) ->                   /* 21-25 TIME; ZSCORE deadlines head (pcall) <= now */
+     for (g_j : 1 .. NW) {                               /* 26 ZRANGEBYSCORE deadlines -inf now */
        if
        :: wsc[W(m, l, g_j)] != 0 && LAPSED(m, l, g_j) ->
-          wsc[W(m, l, g_j)] = 0; wdl[W(m, l, g_j)] = 0   /* 20-21 ZREM list, deadlines lapsed */
+          wsc[W(m, l, g_j)] = 0; wdl[W(m, l, g_j)] = 0   /* 27-28 ZREM list, deadlines lapsed */
        :: else -> skip
        fi
      }
-     wsc[W(m, l, g_k)] = 0;                              /* 23 ZREM list head */
-     lowest_waiter(m, l)                                 /* 24 ZRANGE list 0 0 */
+     wsc[W(m, l, g_k)] = 0;                              /* 30 ZREM list head */
+     lowest_waiter(m, l)                                 /* 31 ZRANGE list 0 0 */
   :: else -> skip
   fi
 }
 
-/* lib/wake_first_waiter.lua name_waiter: 33-34 PUBLISH <channel>:<client
+/* lib/wake_first_waiter.lua name_waiter: 40-41 PUBLISH <channel>:<client
    of head> '=<head> <token>'. */
 #define name_waiter(m, head, token) heard_named(m, head, token)
 
 /* mutex_acquire.lua on master m's key k with wake list l ('line': only
-   join the list). */
+   join the list). The wake list is written through redis.pcall (the ZREMs
+   at 30, lib/list_waiter.lua): a key of another type there (the user's
+   own data) is left as it is and the waiter not listed; not modelled, the
+   model has no key types. */
 inline mutex_acquire(m, k, l, token, waiter, score, line) {
   observe_key(m, k);
   if
-  :: !line && key[K(m, k)] == 0 ->                       /* 24-25 takes and SET KEYS[1] ARGV[1] NX PX ttl */
+  :: !line && key[K(m, k)] == 0 ->                       /* 25-26 takes and SET KEYS[1] ARGV[1] NX PX ttl */
      key[K(m, k)] = token; kdl[K(m, k)] = TTL;
      if
-     :: waiter != 0 && wsc[W(m, l, waiter)] != 0 ->      /* 26-28 ZREM KEYS[3] waiter == 1 */
-        wsc[W(m, l, waiter)] = 0; wdl[W(m, l, waiter)] = 0  /*    ZREM KEYS[4] waiter */
+     :: waiter != 0 && wsc[W(m, l, waiter)] != 0 ->      /* 27-30 ZREM KEYS[3] waiter == 1 (pcall) */
+        wsc[W(m, l, waiter)] = 0; wdl[W(m, l, waiter)] = 0  /*    ZREM KEYS[4] waiter (pcall) */
      :: else -> skip
      fi;
-     /* 30-32 holder description: not modelled */
+     /* 32-34 holder description: not modelled */
 #ifdef FENCED
-     fence[K(m, k)]++; g_v = fence[K(m, k)];             /* 33-35 INCR KEYS[2] */
+     fence[K(m, k)]++; g_v = fence[K(m, k)];             /* 35-37 INCR KEYS[2] */
 #endif
-     g_r = R_YES                                         /* 36 OK */
+     g_r = R_YES                                         /* 38 OK */
   :: else ->
-     /* 38-41 TYPE: only lock tokens are stored here */
+     /* 40-43 TYPE: only lock tokens are stored here */
      if
-     :: waiter != 0 ->                                   /* 42-45 TIME */
+     :: waiter != 0 ->                                   /* 44-46 TIME; 47 list_waiter: */
         if
-        :: wsc[W(m, l, waiter)] == 0 -> wsc[W(m, l, waiter)] = score  /* 46 ZADD KEYS[3] NX score waiter */
+        :: wsc[W(m, l, waiter)] == 0 -> wsc[W(m, l, waiter)] = score  /* lib/list_waiter.lua 13-14 ZADD KEYS[3] NX score waiter (pcall) */
         :: else -> skip
         fi;
-        wdl[W(m, l, waiter)] = LAPSE                     /* 47 ZADD KEYS[4] now + lapse waiter */
-        /* 48-50 PEXPIRE the lists: they live as long as their latest entry,
-           whose lapse first_live_waiter sees */
+        wdl[W(m, l, waiter)] = LAPSE                     /* lib/list_waiter.lua 15-18 ZADD KEYS[4] now + lapse waiter (pcall) */
+        /* lib/list_waiter.lua 19-21 PEXPIRE the lists: they live as long
+           as their latest entry, whose lapse first_live_waiter sees */
      :: else -> skip
      fi;
-     g_r = R_NO                                          /* 52 nil */
+     g_r = R_NO                                          /* 49 nil */
   fi
 }
 
@@ -154,44 +163,47 @@ inline set_nx(m, k, token) {
 
 /* mutex_release.lua on master m's key k with wake list l. Answers 0 as
    R_NO, and 1, 2 or 3 as R_YES with that value (release_round's classify,
-   kinds.cpp). */
+   kinds.cpp). The wake list is read and written through redis.pcall (the
+   ZREMs at 39-40, first_live_waiter, list_waiter): a key of another type
+   there is not modelled, the model has no key types. */
 inline mutex_release(m, k, l, token, mode, listed_as) {
   observe_key(m, k);
   if
-  :: listed_as != 0 ->                                   /* 37 */
-     wsc[W(m, l, listed_as)] = 0;                        /* 38 ZREM KEYS[2] ARGV[4] */
-     wdl[W(m, l, listed_as)] = 0                         /* 39 ZREM KEYS[3] ARGV[4] */
+  :: listed_as != 0 ->                                   /* 38 */
+     wsc[W(m, l, listed_as)] = 0;                        /* 39 ZREM KEYS[2] ARGV[4] (pcall) */
+     wdl[W(m, l, listed_as)] = 0                         /* 40 ZREM KEYS[3] ARGV[4] (pcall) */
   :: else -> skip
   fi;
   g_r = R_YES; g_v = 1; g_n = 1;                         /* g_n: the script goes on */
   if
-  :: mode == REL_PASS ->                                 /* 41 */
+  :: mode == REL_PASS ->                                 /* 42 */
      if
-     :: key[K(m, k)] != 0 -> g_r = R_NO; g_v = 0; g_n = 0   /* 42 EXISTS KEYS[1]: return 0 */
+     :: key[K(m, k)] != 0 -> g_r = R_NO; g_v = 0; g_n = 0   /* 43 EXISTS KEYS[1]: return 0 */
      :: else -> skip
      fi
   :: else ->
      if
-     :: key[K(m, k)] != token -> g_r = R_NO; g_v = 0; g_n = 0  /* 44-46 GET KEYS[1] ~= ARGV[1]: return 0 */
+     :: key[K(m, k)] != token -> g_r = R_NO; g_v = 0; g_n = 0  /* 45-47 GET KEYS[1] ~= ARGV[1]: return 0 */
      :: else ->
-        key[K(m, k)] = 0; kdl[K(m, k)] = 0;              /* 47 DEL KEYS[1] */
-        /* 49-50 holder description: not modelled */
+        key[K(m, k)] = 0; kdl[K(m, k)] = 0;              /* 48 DEL KEYS[1] */
+        /* 50-51 holder description: not modelled */
         if
-        :: mode != REL_WAKE && mode != REL_QUIET -> g_n = 0  /* 51-53 return 1 */
+        :: mode != REL_WAKE && mode != REL_QUIET -> g_n = 0  /* 52-54 return 1 */
         :: else -> skip
         fi
      fi
   fi;
   if
   :: g_n ->
-     first_live_waiter(m, l);                            /* 55-56 */
+     first_live_waiter(m, l);                            /* 56-57 */
      if
-     :: g_k != 0 && mode == REL_QUIET -> g_v = 3         /* 57 return 3 */
+     :: g_k != 0 && mode == REL_QUIET -> g_v = 3         /* 58 return 3 */
      :: g_k != 0 && mode != REL_QUIET ->
-        name_waiter(m, g_k, token);                      /* 59 */
-        /* 60-67 ARGV[5..7], the releaser listed behind: not modelled */
-        g_v = 2                                          /* 68 return 2 */
-     :: else -> skip                                     /* 70 return 1 */
+        name_waiter(m, g_k, token);                      /* 60 */
+        /* 61 ARGV[5..7], the releaser listed behind (list_waiter,
+           lib/list_waiter.lua 12-22): not modelled */
+        g_v = 2                                          /* 62 return 2 */
+     :: else -> skip                                     /* 64 return 1 */
      fi
   :: else -> skip
   fi;
@@ -226,7 +238,8 @@ inline leave_wake_list(m, l, w) {
 }
 
 /* release_all.lua over master m's keys in `mask`; with `wake`, key k's
-   wake list is list k (the names of a set each have their own). */
+   wake list is list k (the names of a set each have their own). A wake
+   list of another type (first_live_waiter's pcall) is not modelled. */
 inline release_all(m, token, mask, wake) {
   g_n = 0;                                               /* 23 cleared = 0 */
   for (g_i : 0 .. NK - 1) {                              /* 24 for i = 1, n */

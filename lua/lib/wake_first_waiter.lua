@@ -10,12 +10,19 @@
 -- have no one waiting (one ZRANGE then), and the first entry is usually live
 -- (a ZSCORE against the clock): only a lapsed first entry costs the sweep of
 -- every lapsed one.
+-- A key of another type at either name is the user's own: read through
+-- pcall, it makes the list empty (the list only decides whom a release
+-- wakes), and with a head returned both keys are sorted sets, safe to write.
 local function first_live_waiter(list, deadlines)
-  local head = redis.call('ZRANGE', list, 0, 0)[1]
+  local range = redis.pcall('ZRANGE', list, 0, 0)
+  if range.err then return nil, nil end
+  local head = range[1]
   if not head then return nil, nil end
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  if tonumber(redis.call('ZSCORE', deadlines, head) or '0') <= now then
+  local deadline = redis.pcall('ZSCORE', deadlines, head)
+  if type(deadline) == 'table' then return nil, nil end  -- an error reply
+  if tonumber(deadline or '0') <= now then
     for _, lapsed in ipairs(redis.call('ZRANGEBYSCORE', deadlines, '-inf', now)) do
       redis.call('ZREM', list, lapsed)
       redis.call('ZREM', deadlines, lapsed)

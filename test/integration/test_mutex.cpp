@@ -174,6 +174,44 @@ BOOST_AUTO_TEST_CASE(a_key_of_another_type_is_reported_and_left_alone) {
   for (std::size_t i = 0; i < 3; ++i) BOOST_TEST(m[i].command({"HGET", "theirs", "field"}) == "value");
 }
 
+// A key of the user's own where a lock's wake list goes ({w}:wake, e.g. a
+// mutex named so): the list only decides whom a release wakes, so the lock
+// works without it. Before, the acquisition's SET NX ran and then its
+// wake-list ZREM failed (the lock answered wrong_type and its key stayed
+// behind), and a release deleted the key and then failed, reporting the
+// lock "left untouched".
+BOOST_AUTO_TEST_CASE(a_key_of_another_type_at_the_wake_list_turns_wake_ups_off_and_nothing_else) {
+  masters m(3);
+  auto list = redlock::detail::keys::wake_list("w");
+  m.on_all({"SET", list, "theirs"});
+  redlock::client holder(m.options()), waiter(m.options());
+  auto held = holder.acquire("w", {.ttl = 10s, .wait = 1s});
+  BOOST_TEST(m.holding("w") == 3u);
+  std::atomic<bool> done{false};
+  std::optional<redlock::lock> second;
+  std::thread t([&] {
+    second = waiter.acquire("w", {.ttl = 10s, .wait = 5s, .retry_delay = 100ms});
+    done = true;
+  });
+  std::this_thread::sleep_for(300ms);  // the waiter tried and is waiting
+  BOOST_TEST(!done.load());
+  holder.release(held);
+  t.join();
+  BOOST_REQUIRE(second.has_value());
+  BOOST_TEST(m.held_where_granted("w", *second));
+  waiter.release(*second);
+  BOOST_TEST(eventually([&] { return m.holding("w") == 0u; }));
+  // A set that includes the name: its release (release_all.lua) frees "w"
+  // and wakes no one there.
+  auto both = holder.acquire("w", {.ttl = 10s, .other_names = {"x"}});
+  BOOST_CHECK_NO_THROW(holder.release(both));
+  BOOST_TEST(eventually([&] { return m.holding("w") == 0u && m.holding("x") == 0u; }));
+  for (std::size_t i = 0; i < 3; ++i) {
+    BOOST_TEST(m[i].command({"GET", list}) == "theirs");
+    BOOST_TEST(m[i].command({"EXISTS", "w"}) == "0");
+  }
+}
+
 BOOST_AUTO_TEST_CASE(oom_and_readonly_masters_are_reported) {
   {
     masters m(3);

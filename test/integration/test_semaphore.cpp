@@ -412,16 +412,27 @@ BOOST_AUTO_TEST_CASE(the_last_free_slot_is_kept_for_a_waiter_that_has_waited_a_r
   for (std::size_t i = 0; i < m.size(); ++i) m[i].command({"DEL", keys::permit(name, 0), keys::permit(name, 1)});
   // A wake list of another type (a name of the user's own, "{kept}:wake")
   // turns the keeping off: an asker with a slot free gets it (it failed
-  // every ask). Its release still meets that key, as a mutex's does.
+  // every ask). An asker refused does not list itself there, and a release
+  // frees its slot and wakes no one: both fail nothing and leave that key
+  // alone (a release deleted its slot and then failed, reporting it "left
+  // untouched"; an asker refused failed).
   for (std::size_t i = 0; i < m.size(); ++i) {
     m[i].command({"DEL", keys::wake_list(name), keys::wake_deadlines(name)});
     m[i].command({"SET", keys::wake_list(name), "not a list"});
   }
-  std::optional<redlock::lock> despite;
+  std::optional<redlock::lock> despite, other;
   BOOST_CHECK_NO_THROW(despite = a.try_acquire(name, o));
   BOOST_TEST(despite.has_value(), "a free slot refused for a wake list of another type");
-  for (std::size_t i = 0; i < m.size(); ++i) m[i].command({"DEL", keys::wake_list(name)});
-  if (despite) a.release(*despite);
+  BOOST_CHECK_NO_THROW(other = a.try_acquire(name, o));
+  BOOST_TEST(other.has_value(), "the second slot refused");
+  auto waits = o;
+  waits.wait = 300ms;
+  waits.retry_delay = 100ms;
+  BOOST_TEST(code_of([&] { a.acquire(name, waits); }) == errc::not_acquired);
+  if (despite) BOOST_CHECK_NO_THROW(a.release(*despite));
+  if (other) BOOST_CHECK_NO_THROW(a.release(*other));
+  BOOST_TEST(eventually([&] { return held_anywhere() == 0u; }), "a slot left behind");
+  for (std::size_t i = 0; i < m.size(); ++i) BOOST_TEST(m[i].command({"GET", keys::wake_list(name)}) == "not a list");
 }
 
 // The same, end to end: a worker that takes its permit back at once is
