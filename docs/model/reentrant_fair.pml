@@ -222,12 +222,12 @@ inline heard_handed(m, o, poll) {
   fi
 }
 
-/* reentrant_release.lua pass_on (lines 85-120) on master m: the head of
+/* reentrant_release.lua pass_on (lines 46-80) on master m: the head of
    the line (lowest score) handed the lock on its terms. */
 inline pass_on(m) {
-  /* 86-93 TIME, stale heads swept: no deadline passes (NO_TIME) */
+  /* 47-53 TIME (server_ms, 37-40), stale heads swept: no deadline passes (NO_TIME) */
   g_k = NO;
-  for (g_j : 0 .. NO - 1) {                               /* 94 ZRANGE KEYS[2] 0 0 */
+  for (g_j : 0 .. NO - 1) {                               /* 54 ZRANGE KEYS[2] 0 0 */
     if
     :: qsc[C(m, g_j)] != 0 && (g_k == NO || BEFORE(m, g_j, g_k)) -> g_k = g_j
     :: else -> skip
@@ -240,13 +240,13 @@ inline pass_on(m) {
   :: else ->                                              /* terms, deadline: there */
      g_x = tp[C(m, g_k)];
 #ifdef HANDED_SHORT_TTL
-     cnt[C(m, g_k)] = 1; hid[m] = g_x; FST_SET(m, g_k);   /* 107, for min(ttl, deadline - now) < its place's life */
+     cnt[C(m, g_k)] = 1; hid[m] = g_x; FST_SET(m, g_k);   /* 66-67, for min(ttl, deadline - now) < its place's life */
 #else
-     cnt[C(m, g_k)] = 1; hid[m] = g_x; FST_CLR(m, g_k);   /* 107 HSET KEYS[1] head 1 :hold-id poll */
+     cnt[C(m, g_k)] = 1; hid[m] = g_x; FST_CLR(m, g_k);   /* 67 HSET KEYS[1] head 1 :hold-id poll */
 #endif
-     /* 108 PEXPIRE: the key's life, not modelled (NO_TIME) */
-     qsc[C(m, g_k)] = 0; tp[C(m, g_k)] = 0;               /* ZREM, ZREM, HDEL */
-     heard_handed(m, g_k, g_x);                           /* 116 PUBLISH channel '+poll head' */
+     /* 68 PEXPIRE: the key's life, not modelled (NO_TIME) */
+     qsc[C(m, g_k)] = 0; tp[C(m, g_k)] = 0;               /* 73-75 ZREM, ZREM, HDEL */
+     heard_handed(m, g_k, g_x);                           /* 76 PUBLISH channel '+poll head' */
      g_x = 0
   fi;
   g_k = 0
@@ -276,31 +276,31 @@ inline reentrant_acquire(m, o, id, reenter) {
 
 /* fair_acquire.lua on master m (score 0: a re-entry). */
 inline fair_acquire(m, o, id, score) {
-  h_kind = KEY_EXISTS(m);                                 /* 33 EXISTS; kind ~= 'none' */
-  g_n = (cnt[C(m, o)] != 0);                              /* 203-204 HMGET: ours */
+  h_kind = KEY_EXISTS(m);                                 /* 39 EXISTS; 51 TYPE: kind ~= 'none' */
+  g_n = (cnt[C(m, o)] != 0);                              /* 70-71 HMGET: ours */
   if
 #ifndef NO_FAST
-  :: score != 0 && !h_kind && LINE_EMPTY(m) ->            /* 33 EXISTS, ZCARD: free, nobody in line */
+  :: score != 0 && !h_kind && LINE_EMPTY(m) ->            /* 38-39 EXISTS, ZCARD: free, nobody in line */
 #ifdef FAST_SHORT_TTL
-     cnt[C(m, o)] = 1; hid[m] = id; FST_SET(m, o);        /* 34 HSET owner 1 :hold-id; 35-38 PEXPIRE, description */
+     cnt[C(m, o)] = 1; hid[m] = id; FST_SET(m, o);        /* 40 HSET owner 1 :hold-id; 41-44 PEXPIRE, description */
 #else
-     cnt[C(m, o)] = 1; hid[m] = id; FST_CLR(m, o);        /* 34 HSET; the hold outlives its place (ttl >= queue timeout) */
+     cnt[C(m, o)] = 1; hid[m] = id; FST_CLR(m, o);        /* 40 HSET; the hold outlives its place (ttl >= queue timeout) */
 #endif
-     g_r = R_YES; g_v = V_OUT_OF_LINE                     /* 42 'FAST' */
+     g_r = R_YES; g_v = V_OUT_OF_LINE                     /* 48 'FAST' */
 #endif
-  /* 184-187 TYPE; 188-196 TIME, stale waiters swept: none (NO_TIME) */
-  :: g_n && LATER(hid[m], id) -> g_r = R_NO                     /* 205-207 */
+  /* 51-54 TYPE; 55-63 TIME, stale waiters swept: none (NO_TIME) */
+  :: g_n && LATER(hid[m], id) -> g_r = R_NO                     /* 72-74 */
   :: else ->
      if
-     :: score == 0 && !g_n -> g_r = R_NO                  /* 209 */
+     :: score == 0 && !g_n -> g_r = R_NO                  /* 76 */
      :: score == 0 && g_n ->
-        cnt[C(m, o)]++; hid[m] = id; g_r = R_YES          /* 210-213 HINCRBY, HSET :hold-id */
-     :: score != 0 && LATER(tp[C(m, o)], id) -> g_r = R_NO      /* 217-220 HGET terms: a later poll ran */
+        cnt[C(m, o)]++; hid[m] = id; g_r = R_YES          /* 77-80 HINCRBY, HSET :hold-id */
+     :: score != 0 && LATER(tp[C(m, o)], id) -> g_r = R_NO      /* 84-87 HGET terms: a later poll ran */
      :: else ->
-        qsc[C(m, o)] = score;                             /* stand_in_line (lib/fair_line.lua): ZADD KEYS[3] */
-        tp[C(m, o)] = id; tnt[C(m, o)] = 0;               /* ZADD KEYS[4], HSET KEYS[5] '<poll> <ttl>' */
-        /* PEXPIRE of the line: not modelled (NO_TIME) */
-        g_k = 0;                                          /* 243 ZRANK */
+        qsc[C(m, o)] = score;                             /* 97-98 stand_in_line: lib/fair_line.lua 16 ZADD KEYS[3] */
+        tp[C(m, o)] = id; tnt[C(m, o)] = 0;               /* lib/fair_line.lua 17-18 ZADD KEYS[4], HSET KEYS[5] '<poll> <ttl>' */
+        /* lib/fair_line.lua 19-22 PEXPIRE of the line: not modelled (NO_TIME) */
+        g_k = 0;                                          /* 99 ZRANK */
         for (g_j : 0 .. NO - 1) {
           if
           :: g_j != o && qsc[C(m, g_j)] != 0 && BEFORE(m, g_j, o) -> g_k++
@@ -309,10 +309,10 @@ inline fair_acquire(m, o, id, score) {
         }
         g_j = 0;
         if
-        :: g_n || (!h_kind && g_k == 0) ->                   /* 244 */
-           cnt[C(m, o)] = 1; hid[m] = id; FST_CLR(m, o);  /* 248 HSET owner 1 :hold-id */
-           g_r = R_YES                                    /* 249 PEXPIRE; 250-256 */
-        :: else -> g_r = R_NO; g_v = g_k                  /* 258 -1 - rank */
+        :: g_n || (!h_kind && g_k == 0) ->                   /* 100 */
+           cnt[C(m, o)] = 1; hid[m] = id; FST_CLR(m, o);  /* 104 HSET owner 1 :hold-id */
+           g_r = R_YES                                    /* 105 PEXPIRE; 106-112 */
+        :: else -> g_r = R_NO; g_v = g_k                  /* 114 -1 - rank */
         fi;
         g_k = 0
      fi
@@ -322,56 +322,57 @@ inline fair_acquire(m, o, id, score) {
 
 /* reentrant_release.lua on master m. */
 inline reentrant_release(m, o, id, flags) {
-  /* 75-77: no read-write field here */
-  h_leave = ((flags & REL_LAST) && (flags & REL_LEAVE));  /* 78 leaving */
-  if                                                      /* 122-123 HGET terms */
+  /* 28-30: no read-write field here */
+  h_leave = ((flags & REL_LAST) && (flags & REL_LEAVE));  /* 33 leaving */
+  if                                                      /* 82-83 HGET terms */
   :: h_leave && !LATER(tp[C(m, o)], id) ->
      if
-     :: qsc[C(m, o)] != 0 -> qsc[C(m, o)] = 0; tp[C(m, o)] = 0; tnt[C(m, o)] = 0  /* ZREM, ZREM, HDEL */
+     :: qsc[C(m, o)] != 0 -> qsc[C(m, o)] = 0; tp[C(m, o)] = 0; tnt[C(m, o)] = 0  /* 89-91 ZREM, ZREM, HDEL */
      :: else -> skip
      fi
   :: else -> skip
   fi;
-  if                                                      /* 135 HMGET owner :hold-id */
-  :: cnt[C(m, o)] == 0 || LATER(hid[m], id) ->                  /* 136 */
+  if                                                      /* 95 HMGET owner :hold-id */
+  :: cnt[C(m, o)] == 0 || LATER(hid[m], id) ->                  /* 96 */
      if
-     :: h_leave && !KEY_EXISTS(m) -> pass_on(m)               /* 139 EXISTS; pass_on(false) */
+     :: h_leave && !KEY_EXISTS(m) -> pass_on(m)               /* 99 EXISTS; pass_on(false) */
      :: else -> skip
      fi;
-     g_r = R_NO                                           /* 140 */
+     g_r = R_NO                                           /* 100 */
   :: else ->
      if
      :: flags & REL_LAST ->
         for (g_i : 0 .. NO - 1) { cnt[C(m, g_i)] = 0; FST_CLR(m, g_i) }; g_i = 0;
-        hid[m] = 0;                                       /* 143 DEL KEYS[1] */
-        /* 144-145 the description: not modelled */
+        hid[m] = 0;                                       /* 103 DEL KEYS[1] */
+        /* 104-105 the description: not modelled */
         if
-        :: h_leave -> pass_on(m)                          /* pass_on(true) */
+        :: h_leave -> pass_on(m)                          /* 107 pass_on(true) */
 #ifndef OLD_GIVE_BACK
         :: !h_leave && (flags & REL_PLACE) && qsc[C(m, o)] == 0 ->
-           /* ZSCORE: not in line (a release handed us this hold); back in
+           /* 108 ZSCORE: not in line (a release handed us this hold); back in
               line with our score, terms naming this clean-up's poll without
-              a ttl (stand_in_line) */
+              a ttl (116 stand_in_line: lib/fair_line.lua 16-18 ZADD, ZADD,
+              HSET; 19-22 PEXPIRE not modelled) */
            qsc[C(m, o)] = osc[o]; tp[C(m, o)] = id; tnt[C(m, o)] = 1
 #endif
         :: else -> skip
         fi
      :: else ->
         if
-        :: cnt[C(m, o)] > 1 -> cnt[C(m, o)]--             /* 149-151 HINCRBY -1 */
+        :: cnt[C(m, o)] > 1 -> cnt[C(m, o)]--             /* 120-122 HINCRBY -1 */
         :: else -> skip
         fi
      fi;
-     g_r = R_YES                                          /* 147, 152 */
+     g_r = R_YES                                          /* 118, 123 */
   fi;
   h_leave = 0
 }
 
-/* reentrant_undo.lua on master m (lines 4-8). */
+/* reentrant_undo.lua on master m (lines 5-9). */
 inline reentrant_undo(m, o) {
   if
-  :: cnt[C(m, o)] > 1 -> cnt[C(m, o)]--; g_r = R_YES      /* 4-6 HEXISTS, HGET, HINCRBY -1 */
-  :: else -> g_r = R_NO                                   /* 8 */
+  :: cnt[C(m, o)] > 1 -> cnt[C(m, o)]--; g_r = R_YES      /* 5-7 HEXISTS, HGET, HINCRBY -1 */
+  :: else -> g_r = R_NO                                   /* 9 */
   fi
 }
 
@@ -379,12 +380,12 @@ inline reentrant_undo(m, o) {
    (the ttl to extend to and the description: not modelled). */
 inline fair_dequeue(m, o, id) {
   if
-  :: LATER(tp[C(m, o)], id) -> g_r = R_NO                       /* 279-280 HGET terms */
+  :: LATER(tp[C(m, o)], id) -> g_r = R_NO                       /* 21-22 HGET terms */
   :: else ->
-     qsc[C(m, o)] = 0; tp[C(m, o)] = 0; tnt[C(m, o)] = 0; /* ZREM, ZREM, HDEL */
+     qsc[C(m, o)] = 0; tp[C(m, o)] = 0; tnt[C(m, o)] = 0; /* 23-25 ZREM, ZREM, HDEL */
      if
-     :: cnt[C(m, o)] != 0 && !LATER(hid[m], id) -> g_r = R_YES  /* 289-298 HEXISTS, HGET :hold-id */
-     :: else -> g_r = R_NO                                /* 300 */
+     :: cnt[C(m, o)] != 0 && !LATER(hid[m], id) -> g_r = R_YES  /* 31-40 HEXISTS, HGET :hold-id */
+     :: else -> g_r = R_NO                                /* 42 */
      fi
   fi
 }
