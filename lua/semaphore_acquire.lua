@@ -44,8 +44,8 @@ local waiter = ARGV[4] or ''
 -- would (ARGV[6]): the waiter retries before its entry lapses, so a kept
 -- slot idles at most that long. Only ever a refusal more: no slot is taken
 -- that SET NX would not take. Read with pcall: a wake list of another type
--- (a key of the user's own) only turns the keeping off; it is reported where
--- it was before, when a refused waiter is listed.
+-- (a key of the user's own) only turns the keeping off, as it turns the
+-- listing of a refused waiter off (lib/list_waiter.lua).
 local tries = n
 local reserve_after = tonumber(ARGV[9] or '0') * 1000
 if reserve_after > 0 then

@@ -37,7 +37,7 @@
  * Script hashes (SHA1 as sent: cmake/lua_text.cmake), checked by
  * test/model/check_script_hashes.cmake (the others it runs are
  * strings.pml's):
- * @script lua/semaphore_acquire.lua e64e0c34e856e953c954728ef5e5a8bf086f2d80
+ * @script lua/semaphore_acquire.lua 1d053e7f6d237261770bfbb9eaa12984ccf7c3a6
  */
 #ifdef LIVENESS
 #define LIVE
