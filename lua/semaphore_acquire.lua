@@ -46,28 +46,26 @@ local waiter = ARGV[4] or ''
 -- that SET NX would not take. Read with pcall: a wake list of another type
 -- (a key of the user's own) only turns the keeping off, as it turns the
 -- listing of a refused waiter off (lib/list_waiter.lua).
-local tries = n
+-- The candidates free, in one call (a key of another type counts as held:
+-- SET NX would not take it either). None free: no slot is tried; exactly
+-- one: the rule above may keep it; two or more: anyone takes one, with no
+-- look at the list (most asks under contention read nothing else).
+local free = n - redis.call('EXISTS', unpack(KEYS, 1, n))
+local tries = free > 0 and n or 0
+local now_ms = nil  -- server time, once read
 local reserve_after = tonumber(ARGV[9] or '0') * 1000
-if reserve_after > 0 then
+if free == 1 and reserve_after > 0 then
   local head = redis.pcall('ZRANGE', wake, 0, 0, 'WITHSCORES')
   -- A permit's waiter ('<client id>:p<n>'), not a mutex's on the same name.
   if not head.err and head[1] and head[1] ~= waiter and string.find(head[1], ':p%d+$') then
     local t = redis.call('TIME')
     local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+    now_ms = math.floor(now / 1000)
     local until_ms = redis.pcall('ZSCORE', wake_until, head[1])
     if type(until_ms) ~= 'string' then until_ms = '0' end
     local head_left = tonumber(until_ms) * 1000 - now
     if tonumber(head[2]) + reserve_after <= now and head_left > 0 and head_left <= tonumber(ARGV[6]) * 1000 then
-      local free = 0
-      for i = 1, n do
-        if redis.call('EXISTS', KEYS[i]) == 0 then
-          free = free + 1
-          if free == 2 then break end
-        end
-      end
-      -- Exactly one free: keep it. None free: nothing to keep, and the
-      -- refusal below still says if a slot holds someone else's data.
-      if free == 1 then tries = 0 end
+      tries = 0  -- kept
     end
   end
 end
@@ -97,11 +95,10 @@ for i = 1, tries do
     return i - 1
   end
 end
--- Every candidate refused: say so if one holds someone else's data (SET NX
--- never overwrote it; a free slot found first just skips it, saving a TYPE
--- per held slot on the way). Not when the last free slot was kept: the
--- asker would have taken it.
-if tries == n then
+-- None free: say so if a candidate holds someone else's data (SET NX never
+-- overwrites it; with a slot free the asker takes it, reading no TYPE).
+-- Not when the last free slot was kept: the asker would have taken it.
+if free == 0 then
   for i = 1, n do
     local kind = redis.call('TYPE', KEYS[i])['ok']
     if kind ~= 'string' and kind ~= 'none' then
@@ -110,8 +107,10 @@ if tries == n then
   end
 end
 if waiter ~= '' then
-  local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  list_waiter(wake, wake_until, waiter, ARGV[5], now, tonumber(ARGV[6]))
+  if not now_ms then
+    local t = redis.call('TIME')
+    now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  list_waiter(wake, wake_until, waiter, ARGV[5], now_ms, tonumber(ARGV[6]))
 end
 return false

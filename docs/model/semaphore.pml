@@ -37,7 +37,7 @@
  * Script hashes (SHA1 as sent: cmake/lua_text.cmake), checked by
  * test/model/check_script_hashes.cmake (the others it runs are
  * strings.pml's):
- * @script lua/semaphore_acquire.lua 1d053e7f6d237261770bfbb9eaa12984ccf7c3a6
+ * @script lua/semaphore_acquire.lua 291a1126fd3a3fc59806d711d68d3d3cf1b41009
  */
 #ifdef LIVENESS
 #define LIVE
@@ -112,47 +112,49 @@ byte slot[NT];           /* lock_state::permit: the slot task t holds */
 #define SCORE_OF(d) ((d) & 15)
 #define FIRST_OF(d) ((d) >> 4)
 
-/* semaphore_acquire.lua lines 49-73: whether the last free slot is kept
-   (g_kept) for a live waiter other than the caller that heads master m's
-   wake list and has waited longer than the caller's retry (time is not
-   modelled here: either): kept when exactly one candidate is free (none
-   free: nothing to keep, the refusal is the usual one).
+/* semaphore_acquire.lua lines 53-71: the candidates free, counted first in
+   one call (EXISTS of every candidate; g_n), and whether the last free slot
+   is kept (g_kept): read only when exactly one candidate is free, kept for
+   a live waiter other than the caller that heads master m's wake list and
+   has waited longer than the caller's retry (time is not modelled here:
+   either). None free: no slot is tried (54 tries = 0: semaphore_acquire's
+   loop finds each one held, as SET NX would), the refusal is the usual
+   one; two or more: the list is not read, the first free one is taken.
    (The script also asks that the head be a permit's waiter, ':p<n>', and
    that its entry live no longer than the asker's would: every waiter here
    is one, and every entry's lapse is LAPSE.) */
 hidden byte g_kept;
 inline keep_last_slot(m, waiter, first) {
-  lowest_waiter(m, 0);                                   /* 52 ZRANGE wake 0 0 WITHSCORES (pcall) */
+  g_n = 0;
+  for (g_i : 0 .. P - 1) {                               /* 53 EXISTS KEYS[1..n]: free = n - held */
+    observe_key(m, SLOT(first, g_i));
+    if
+    :: key[K(m, SLOT(first, g_i))] == 0 -> g_n++
+    :: else -> skip
+    fi
+  }
+  g_i = 0;
   if
-  :: g_k != 0 && g_k != waiter && !LAPSED(m, 0, g_k) ->  /* 54-60 ':p'; TIME; ZSCORE wake_until head > now */
+  :: g_n == 1 ->                                         /* 57 free == 1 and ARGV[9] > 0 (the retry) */
+     lowest_waiter(m, 0);                                /* 58 ZRANGE wake 0 0 WITHSCORES (pcall) */
      if
-     :: true ->                                          /* 60 score + ARGV[9] <= now: waited long */
-        g_n = 0;
-        for (g_i : 0 .. P - 1) {                         /* 61-67 EXISTS, up to two free */
-          if
-          :: g_n < 2 ->
-             observe_key(m, SLOT(first, g_i));
-             if
-             :: key[K(m, SLOT(first, g_i))] == 0 -> g_n++
-             :: else -> skip
-             fi
-          :: else -> skip
-          fi
-        }
-        g_i = 0;
-        g_kept = (g_n == 1);                             /* 70 tries = 0 */
-        g_n = 0
-     :: true -> skip                                     /* 60 not yet */
-     fi
+     :: g_k != 0 && g_k != waiter && !LAPSED(m, 0, g_k) ->  /* 60-67 ':p'; TIME; ZSCORE wake_until head > now */
+        if
+        :: g_kept = 1                                    /* 67 score + ARGV[9] <= now: waited long; 68 tries = 0 */
+        :: skip                                          /* 67 not yet */
+        fi
+     :: else -> skip
+     fi;
+     g_k = 0
   :: else -> skip
   fi;
-  g_k = 0
+  g_n = 0
 }
 
 /* semaphore_acquire.lua on master m: the first free slot among the
    candidates from `first`, its position the answer (g_v), unless the last
    one is kept for a waiter that has waited long. The wake list is read and
-   written through redis.pcall (keep_last_slot's reads, the ZREMs at 83,
+   written through redis.pcall (keep_last_slot's reads, the ZREMs at 81,
    lib/list_waiter.lua): a key of another type there (the user's own data)
    is left as it is and the waiter not listed; not modelled, the model has
    no key types. Line numbers are of each file as written (the include at
@@ -161,22 +163,22 @@ inline semaphore_acquire(m, token, waiter, score, first) {
   /* 31-34 GET {R}:permits: one number of permits here (not modelled) */
   keep_last_slot(m, waiter, first);
   g_n = 0;                                               /* g_n: a slot taken */
-  for (g_i : 0 .. P - 1) {                               /* 74 for i = 1, tries */
+  for (g_i : 0 .. P - 1) {                               /* 72 for i = 1, tries */
     if
     :: !g_n && !g_kept ->
        observe_key(m, SLOT(first, g_i));
        if
-       :: key[K(m, SLOT(first, g_i))] == 0 ->            /* 75 SET KEYS[i] ARGV[1] NX PX ARGV[2] */
+       :: key[K(m, SLOT(first, g_i))] == 0 ->            /* 73 SET KEYS[i] ARGV[1] NX PX ARGV[2] */
           key[K(m, SLOT(first, g_i))] = token; kdl[K(m, SLOT(first, g_i))] = TTL;
           g_n = 1; g_v = g_i;
-          /* 78-79 PTTL, SET {R}:permits: not modelled */
+          /* 76-77 PTTL, SET {R}:permits: not modelled */
           if
-          :: waiter != 0 && wsc[W(m, 0, waiter)] != 0 -> /* 80-84 ZREM wake waiter == 1 (pcall) */
+          :: waiter != 0 && wsc[W(m, 0, waiter)] != 0 -> /* 78-82 ZREM wake waiter == 1 (pcall) */
              wsc[W(m, 0, waiter)] = 0; wdl[W(m, 0, waiter)] = 0  /* ZREM wake_until waiter (pcall) */
           :: else -> skip
           fi;
-          /* 85-96 the description, the slot's fence counter: not modelled */
-          g_r = R_YES                                    /* 97 return i - 1 */
+          /* 83-94 the description, the slot's fence counter: not modelled */
+          g_r = R_YES                                    /* 95 return i - 1 */
        :: else -> skip
        fi
     :: else -> skip
@@ -185,18 +187,19 @@ inline semaphore_acquire(m, token, waiter, score, first) {
   g_i = 0;
   if
   :: !g_n ->
-     /* 100-111 TYPE: only lock tokens are stored here */
+     /* 98-108 TYPE where none is free: only lock tokens are stored here */
      if
-     :: waiter != 0 ->                                   /* 112-114 TIME; 115 list_waiter: */
+     :: waiter != 0 ->                                   /* 109-113 TIME (unless read at 61-63); 114 list_waiter: */
         if
-        :: wsc[W(m, 0, waiter)] == 0 -> wsc[W(m, 0, waiter)] = score  /* lib/list_waiter.lua 13-14 ZADD wake NX score waiter (pcall) */
+        :: wsc[W(m, 0, waiter)] == 0 -> wsc[W(m, 0, waiter)] = score  /* lib/list_waiter.lua 14-15 ZADD wake NX score waiter (pcall) */
         :: else -> skip
         fi;
-        wdl[W(m, 0, waiter)] = LAPSE                     /* lib/list_waiter.lua 15-18 ZADD wake_until now + lapse waiter (pcall) */
-        /* lib/list_waiter.lua 19-21 PEXPIRE the lists */
+        wdl[W(m, 0, waiter)] = LAPSE                     /* lib/list_waiter.lua 16-19 ZADD wake_until now + lapse waiter (pcall) */
+        /* lib/list_waiter.lua 20-22 PEXPIRE the lists to one and a half
+           lapses where less than one is left: not modelled */
      :: else -> skip
      fi;
-     g_r = R_NO                                          /* 117 return false */
+     g_r = R_NO                                          /* 116 return false */
   :: else -> skip
   fi;
   g_n = 0;

@@ -15,8 +15,8 @@
  * Script hashes (SHA1 of the script as sent, cmake/lua_text.cmake), checked
  * by test/model/check_script_hashes.cmake; update them with the
  * transcription:
- * @script lua/mutex_acquire.lua deb8c21329a50f6927bae8dd85d40b708c6fb188
- * @script lua/mutex_release.lua a9ec7d46421669e4a47f83312135c5cef4228b20
+ * @script lua/mutex_acquire.lua fb05c767a307a2f6f1efa060ddfc440409caf6c1
+ * @script lua/mutex_release.lua 6911687d025ac9139fee723c93e038e2e52c1bba
  * @script lua/extend.lua 41029f6c37c17fa89fb8430e6d102aea19e9e396
  * @script lua/release_all.lua 75ab2683f64b38609226c91c84df776f39c983ef
  * @script lua/multi_acquire.lua bc24e74fa2b21ce4f26265415bab808b0a2e5288
@@ -140,12 +140,13 @@ inline mutex_acquire(m, k, l, token, waiter, score, line) {
      if
      :: waiter != 0 ->                                   /* 44-46 TIME; 47 list_waiter: */
         if
-        :: wsc[W(m, l, waiter)] == 0 -> wsc[W(m, l, waiter)] = score  /* lib/list_waiter.lua 13-14 ZADD KEYS[3] NX score waiter (pcall) */
+        :: wsc[W(m, l, waiter)] == 0 -> wsc[W(m, l, waiter)] = score  /* lib/list_waiter.lua 14-15 ZADD KEYS[3] NX score waiter (pcall) */
         :: else -> skip
         fi;
-        wdl[W(m, l, waiter)] = LAPSE                     /* lib/list_waiter.lua 15-18 ZADD KEYS[4] now + lapse waiter (pcall) */
-        /* lib/list_waiter.lua 19-21 PEXPIRE the lists: they live as long
-           as their latest entry, whose lapse first_live_waiter sees */
+        wdl[W(m, l, waiter)] = LAPSE                     /* lib/list_waiter.lua 16-19 ZADD KEYS[4] now + lapse waiter (pcall) */
+        /* lib/list_waiter.lua 20-22 PEXPIRE the lists to one and a half
+           lapses where less than one is left (not modelled): they outlive
+           their latest entry, whose lapse first_live_waiter sees */
      :: else -> skip
      fi;
      g_r = R_NO                                          /* 49 nil */
@@ -201,7 +202,7 @@ inline mutex_release(m, k, l, token, mode, listed_as) {
      :: g_k != 0 && mode != REL_QUIET ->
         name_waiter(m, g_k, token);                      /* 60 */
         /* 61 ARGV[5..7], the releaser listed behind (list_waiter,
-           lib/list_waiter.lua 12-22): not modelled */
+           lib/list_waiter.lua 13-23): not modelled */
         g_v = 2                                          /* 62 return 2 */
      :: else -> skip                                     /* 64 return 1 */
      fi

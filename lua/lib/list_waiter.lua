@@ -6,9 +6,10 @@
 
 -- Puts `waiter` on the wake list with `score` (ZADD NX: a waiter keeps its
 -- place) and its deadline `now + lapse`, and lets both keys live as long as
--- their latest entry. Nothing is written where either key holds another
--- type (the user's own data): the waiter is then not listed, and retries
--- on its timer.
+-- their latest entry: where less than `lapse` is left, one and a half, so
+-- that most listings only read the TTL. Nothing is written where either key
+-- holds another type (the user's own data): the waiter is then not listed,
+-- and retries on its timer.
 local function list_waiter(list, deadlines, waiter, score, now, lapse)
   local added = redis.pcall('ZADD', list, 'NX', score, waiter)
   if type(added) == 'table' then return end
@@ -17,6 +18,6 @@ local function list_waiter(list, deadlines, waiter, score, now, lapse)
     return
   end
   for _, key in ipairs({ list, deadlines }) do
-    if redis.call('PTTL', key) < lapse then redis.call('PEXPIRE', key, lapse) end
+    if redis.call('PTTL', key) < lapse then redis.call('PEXPIRE', key, lapse + math.floor(lapse / 2)) end
   end
 end
