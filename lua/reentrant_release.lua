@@ -32,6 +32,11 @@ end
 
 local leaving = ARGV[3] == '1' and ARGV[4] == '1'
 local hold_id = tonumber(ARGV[6])
+-- Whether anyone stands in line here, for a leave: the line's three keys
+-- are written, expired and emptied together. With no line (an uncontended
+-- fair lock, a reentrant lock) leaving and passing the lock on have only
+-- the announcement to make, and one EXISTS stands for five reads.
+local line = leaving and redis.call('EXISTS', KEYS[2]) == 1
 
 -- Server time in ms.
 local function server_ms()
@@ -44,6 +49,10 @@ end
 -- client (on the channel suffixed with its client id, the part of the owner
 -- field before the first ':'), else, with `announce`, tell every waiter.
 local function pass_on(announce)
+  if not line then
+    if announce then redis.call('PUBLISH', ARGV[2], ARGV[5]) end
+    return
+  end
   local now = server_ms()
   -- A stale head would be handed a lock nobody uses.
   for _, w in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
@@ -79,8 +88,8 @@ local function pass_on(announce)
   end
 end
 
-local terms = leaving and redis.call('HGET', KEYS[4], ARGV[1])
-if leaving and not (terms and tonumber(string.match(terms, '^%d+')) > hold_id) then
+local terms = line and redis.call('HGET', KEYS[4], ARGV[1])
+if line and not (terms and tonumber(string.match(terms, '^%d+')) > hold_id) then
   -- Leave the fair queue on every master, also where we do not hold the
   -- lock (a holder's leave at grant time may not have reached this one): a
   -- stale entry would let our next acquisition jump the line here. Not in

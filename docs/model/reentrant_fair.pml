@@ -75,7 +75,7 @@
  * Script hashes (SHA1 as sent: cmake/lua_text.cmake), checked by
  * test/model/check_script_hashes.cmake:
  * @script lua/reentrant_acquire.lua 8e7095293d67dbabed2ab19857d8bdb5113b33c4
- * @script lua/reentrant_release.lua f91042d1f7269f8ca353b271417d5579c0a443b7
+ * @script lua/reentrant_release.lua 94b952b1129ce4fd81c68aa9877cd893c5d58894
  * @script lua/reentrant_undo.lua e1bdc864b085ae53fa526f18721d5c5b72dfb711
  * @script lua/fair_acquire.lua 874eea1260446578e8d4e11b4790159630c58fcd
  * @script lua/fair_dequeue.lua bb972acf46af5e63512243a93ce3e3fb98072add
@@ -222,12 +222,15 @@ inline heard_handed(m, o, poll) {
   fi
 }
 
-/* reentrant_release.lua pass_on (lines 46-80) on master m: the head of
+/* reentrant_release.lua pass_on (lines 51-89) on master m: the head of
    the line (lowest score) handed the lock on its terms. */
 inline pass_on(m) {
-  /* 47-53 TIME (server_ms, 37-40), stale heads swept: no deadline passes (NO_TIME) */
+  /* 52-55: no one in line here (39 EXISTS KEYS[2], read before the leave):
+     the announcement (with announce) only, no TIME, sweep or head read. No statement: with
+     LINE_EMPTY(m) the search below finds no head, the same outcome. */
+  /* 56-62 TIME (server_ms, 42-45), stale heads swept: no deadline passes (NO_TIME) */
   g_k = NO;
-  for (g_j : 0 .. NO - 1) {                               /* 54 ZRANGE KEYS[2] 0 0 */
+  for (g_j : 0 .. NO - 1) {                               /* 63 ZRANGE KEYS[2] 0 0 */
     if
     :: qsc[C(m, g_j)] != 0 && (g_k == NO || BEFORE(m, g_j, g_k)) -> g_k = g_j
     :: else -> skip
@@ -240,13 +243,13 @@ inline pass_on(m) {
   :: else ->                                              /* terms, deadline: there */
      g_x = tp[C(m, g_k)];
 #ifdef HANDED_SHORT_TTL
-     cnt[C(m, g_k)] = 1; hid[m] = g_x; FST_SET(m, g_k);   /* 66-67, for min(ttl, deadline - now) < its place's life */
+     cnt[C(m, g_k)] = 1; hid[m] = g_x; FST_SET(m, g_k);   /* 75-76, for min(ttl, deadline - now) < its place's life */
 #else
-     cnt[C(m, g_k)] = 1; hid[m] = g_x; FST_CLR(m, g_k);   /* 67 HSET KEYS[1] head 1 :hold-id poll */
+     cnt[C(m, g_k)] = 1; hid[m] = g_x; FST_CLR(m, g_k);   /* 76 HSET KEYS[1] head 1 :hold-id poll */
 #endif
-     /* 68 PEXPIRE: the key's life, not modelled (NO_TIME) */
-     qsc[C(m, g_k)] = 0; tp[C(m, g_k)] = 0;               /* 73-75 ZREM, ZREM, HDEL */
-     heard_handed(m, g_k, g_x);                           /* 76 PUBLISH channel '+poll head' */
+     /* 77 PEXPIRE: the key's life, not modelled (NO_TIME) */
+     qsc[C(m, g_k)] = 0; tp[C(m, g_k)] = 0;               /* 82-84 ZREM, ZREM, HDEL */
+     heard_handed(m, g_k, g_x);                           /* 85 PUBLISH channel '+poll head' */
      g_x = 0
   fi;
   g_k = 0
@@ -324,34 +327,38 @@ inline fair_acquire(m, o, id, score) {
 inline reentrant_release(m, o, id, flags) {
   /* 28-30: no read-write field here */
   h_leave = ((flags & REL_LAST) && (flags & REL_LEAVE));  /* 33 leaving */
-  if                                                      /* 82-83 HGET terms */
+  /* 39 EXISTS KEYS[2] (line): the leave (91-102: HGET terms, ZREM) is
+     skipped when no one stands in line here. No statement: a place and its
+     terms are written and cleared together here (no deadlines, NO_TIME), so
+     with LINE_EMPTY(m) the leave below finds no terms and nothing to remove. */
+  if                                                      /* 91-92 HGET terms */
   :: h_leave && !LATER(tp[C(m, o)], id) ->
      if
-     :: qsc[C(m, o)] != 0 -> qsc[C(m, o)] = 0; tp[C(m, o)] = 0; tnt[C(m, o)] = 0  /* 89-91 ZREM, ZREM, HDEL */
+     :: qsc[C(m, o)] != 0 -> qsc[C(m, o)] = 0; tp[C(m, o)] = 0; tnt[C(m, o)] = 0  /* 98-100 ZREM, ZREM, HDEL */
      :: else -> skip
      fi
   :: else -> skip
   fi;
-  if                                                      /* 95 HMGET owner :hold-id */
-  :: cnt[C(m, o)] == 0 || LATER(hid[m], id) ->                  /* 96 */
+  if                                                      /* 104 HMGET owner :hold-id */
+  :: cnt[C(m, o)] == 0 || LATER(hid[m], id) ->                  /* 105 */
      if
-     :: h_leave && !KEY_EXISTS(m) -> pass_on(m)               /* 99 EXISTS; pass_on(false) */
+     :: h_leave && !KEY_EXISTS(m) -> pass_on(m)               /* 108 EXISTS; pass_on(false) */
      :: else -> skip
      fi;
-     g_r = R_NO                                           /* 100 */
+     g_r = R_NO                                           /* 109 */
   :: else ->
      if
      :: flags & REL_LAST ->
         for (g_i : 0 .. NO - 1) { cnt[C(m, g_i)] = 0; FST_CLR(m, g_i) }; g_i = 0;
-        hid[m] = 0;                                       /* 103 DEL KEYS[1] */
-        /* 104-105 the description: not modelled */
+        hid[m] = 0;                                       /* 112 DEL KEYS[1] */
+        /* 113-114 the description: not modelled */
         if
-        :: h_leave -> pass_on(m)                          /* 107 pass_on(true) */
+        :: h_leave -> pass_on(m)                          /* 116 pass_on(true) */
 #ifndef OLD_GIVE_BACK
         :: !h_leave && (flags & REL_PLACE) && qsc[C(m, o)] == 0 ->
-           /* 108 ZSCORE: not in line (a release handed us this hold); back in
+           /* 117 ZSCORE: not in line (a release handed us this hold); back in
               line with our score, terms naming this clean-up's poll without
-              a ttl (116 stand_in_line: lib/fair_line.lua 16-18 ZADD, ZADD,
+              a ttl (125 stand_in_line: lib/fair_line.lua 16-18 ZADD, ZADD,
               HSET; 19-22 PEXPIRE not modelled) */
            qsc[C(m, o)] = osc[o]; tp[C(m, o)] = id; tnt[C(m, o)] = 1
 #endif
@@ -359,11 +366,11 @@ inline reentrant_release(m, o, id, flags) {
         fi
      :: else ->
         if
-        :: cnt[C(m, o)] > 1 -> cnt[C(m, o)]--             /* 120-122 HINCRBY -1 */
+        :: cnt[C(m, o)] > 1 -> cnt[C(m, o)]--             /* 129-131 HINCRBY -1 */
         :: else -> skip
         fi
      fi;
-     g_r = R_YES                                          /* 118, 123 */
+     g_r = R_YES                                          /* 127, 132 */
   fi;
   h_leave = 0
 }
