@@ -27,11 +27,17 @@ elseif kind == 'hash' then
     end
   end
 end
-local fence = redis.call('GET', KEYS[2]) or ''
-local waiters = redis.call('ZRANGE', KEYS[3], 0, -1)
-local about = redis.call('GET', KEYS[4]) or ''
+local fence = redis.pcall('GET', KEYS[2])
+local waiters = redis.pcall('ZRANGE', KEYS[3], 0, -1)
+local about = redis.pcall('GET', KEYS[4])
 local permits = {}
-local in_use = KEYS[5] and redis.call('GET', KEYS[5])
+local in_use = KEYS[5] and redis.pcall('GET', KEYS[5])
+-- Read through pcall: a companion key of another type (the user's own
+-- data) shows as absent here; only the lock key's type is reported.
+if type(fence) ~= 'string' then fence = '' end
+if waiters.err then waiters = {} end
+if type(about) ~= 'string' then about = '' end
+if type(in_use) ~= 'string' then in_use = nil end
 if in_use then
   permits[1] = in_use
   -- (bounded as the client bounds it, max_permits, whatever the record says)
@@ -44,8 +50,10 @@ if in_use then
       permits[n + 1] = tostring(i)
       permits[n + 2] = holder
       permits[n + 3] = redis.call('PTTL', slot)
-      permits[n + 4] = redis.call('GET', '{' .. slot .. '}:fence') or ''
-      permits[n + 5] = redis.call('GET', '{' .. slot .. '}:holder') or ''
+      for j, companion in ipairs({ ':fence', ':holder' }) do
+        local value = redis.pcall('GET', '{' .. slot .. '}' .. companion)
+        permits[n + 3 + j] = type(value) == 'string' and value or ''
+      end
     end
   end
 end

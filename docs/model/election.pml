@@ -22,7 +22,7 @@
  * mutex_release.lua are strings.pml's):
  * @script lua/fence_raise.lua 328548637de73d21012a19e7d37cc313d7d266ef
  * @script lua/leader_proclaim.lua 0f148de0815b0ea9ffb975ae403342cd0b1cf178
- * @script lua/status.lua b374506e7657bff2876f2b1534e2c2cf2669ec2f
+ * @script lua/status.lua 1cb797a0dc979f55c87e3c0e2347b5e843b4bbb8
  */
 #define NO_TIME
 #define FENCED
@@ -91,7 +91,9 @@ inline leader_proclaim(m, token, T) {
 
 /* The observer's reads (status.lua, lines 15-19, 30, 32, on the leader's
    name): the token and the description, shown only for the token that
-   holds (status.cpp). */
+   holds (status.cpp). Lines 30 and 32 read through pcall, a companion of
+   another type showing as absent (35-40): not modelled, the model has no
+   key types. */
 byte seen_tok[N], seen_epoch[N];
 bool seen[N];
 inline read_status(m) {

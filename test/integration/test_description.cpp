@@ -134,3 +134,30 @@ BOOST_AUTO_TEST_CASE(a_bad_description_is_refused_by_name_and_takes_nothing) {
   BOOST_TEST(eventually([&] { return showing(c, "bad-words", std::string(redlock::max_description_bytes, 'y')) == 3u; }));
   c.release(held);
 }
+
+// Keys of the user's own where a lock's companions go ({R}:holder,
+// {R}:queue, {R}:fence): status still shows the lock, and leaves them as
+// they are. Before, the status script failed on them, and the CLI called
+// the master "unreachable: the lock key holds data of another type".
+BOOST_AUTO_TEST_CASE(status_shows_a_lock_beside_companion_keys_of_another_type) {
+  masters m(3);
+  redlock::client c(m.options());
+  const std::string name = "companions";
+  m.on_all({"HSET", keys::holder(name), "theirs", "1"});
+  m.on_all({"SET", keys::queue(name), "theirs"});
+  m.on_all({"RPUSH", keys::fence(name), "theirs"});
+  auto held = c.acquire(name, {.ttl = 30s});
+  BOOST_TEST(eventually([&] {
+    std::size_t n = 0;
+    for (auto& s : c.status(name)) n += !s.error && s.token == held.token() && s.description.empty();
+    return n == 3u;
+  }));
+  for (auto& s : c.status(name)) BOOST_TEST(!s.error, s.node << ": " << s.error.message());
+  c.release(held);
+  BOOST_TEST(eventually([&] { return m.holding(name) == 0u; }));
+  for (std::size_t i = 0; i < 3; ++i) {
+    BOOST_TEST(m[i].command({"HGET", keys::holder(name), "theirs"}) == "1");
+    BOOST_TEST(m[i].command({"GET", keys::queue(name)}) == "theirs");
+    BOOST_TEST(m[i].command({"TYPE", keys::fence(name)}) == "list");
+  }
+}
