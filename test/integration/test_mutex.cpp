@@ -83,10 +83,19 @@ BOOST_AUTO_TEST_CASE(concurrent_acquirers_exactly_one_wins) {
     BOOST_TEST_CONTEXT("round " << round) {
       BOOST_TEST(won.size() == 1u);
       BOOST_TEST(refused == K - 1);
-      // Losers released their partial holds: only the winner's token remains.
+      // Losers released their partial holds: only the winner's token
+      // remains, on a quorum at least. Not on every master: a master that
+      // refused the winner (a loser held it then) is free once the loser's
+      // clean-up ran (seen once in a fresh run: 2 of 5 masters free).
       io.restart();
       io.run_for(30ms);
-      for (std::size_t i = 0; i < m.size(); ++i) BOOST_TEST(m[i].command({"GET", name}) == won.at(0).token());
+      std::size_t winners = 0;
+      for (std::size_t i = 0; i < m.size(); ++i) {
+        auto held = m[i].command({"GET", name});
+        BOOST_TEST((held == won.at(0).token() || held == "(nil)"), "master " << i << " holds " << held);
+        winners += held == won.at(0).token();
+      }
+      BOOST_TEST(winners > m.size() / 2);
     }
   }
 }
