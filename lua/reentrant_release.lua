@@ -34,9 +34,9 @@ local leaving = ARGV[3] == '1' and ARGV[4] == '1'
 local hold_id = tonumber(ARGV[6])
 -- Whether anyone stands in line here, for a leave: the line's three keys
 -- are written, expired and emptied together. With no line (an uncontended
--- fair lock, a reentrant lock) leaving and passing the lock on have only
--- the announcement to make, and one EXISTS stands for five reads.
-local line = leaving and redis.call('EXISTS', KEYS[2]) == 1
+-- fair or a reentrant lock, or a key of another type, the user's own) only
+-- the announcement is left to make: one TYPE stands for five reads.
+local line = leaving and redis.call('TYPE', KEYS[2])['ok'] == 'zset'
 
 -- Server time in ms.
 local function server_ms()

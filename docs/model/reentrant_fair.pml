@@ -75,7 +75,7 @@
  * Script hashes (SHA1 as sent: cmake/lua_text.cmake), checked by
  * test/model/check_script_hashes.cmake:
  * @script lua/reentrant_acquire.lua 8e7095293d67dbabed2ab19857d8bdb5113b33c4
- * @script lua/reentrant_release.lua 94b952b1129ce4fd81c68aa9877cd893c5d58894
+ * @script lua/reentrant_release.lua 8f3697a881df8268a3bc700a8fd97725419e726e
  * @script lua/reentrant_undo.lua e1bdc864b085ae53fa526f18721d5c5b72dfb711
  * @script lua/fair_acquire.lua 874eea1260446578e8d4e11b4790159630c58fcd
  * @script lua/fair_dequeue.lua bb972acf46af5e63512243a93ce3e3fb98072add
@@ -225,7 +225,7 @@ inline heard_handed(m, o, poll) {
 /* reentrant_release.lua pass_on (lines 51-89) on master m: the head of
    the line (lowest score) handed the lock on its terms. */
 inline pass_on(m) {
-  /* 52-55: no one in line here (39 EXISTS KEYS[2], read before the leave):
+  /* 52-55: no one in line here (39 TYPE KEYS[2] is not 'zset', read before the leave):
      the announcement (with announce) only, no TIME, sweep or head read. No statement: with
      LINE_EMPTY(m) the search below finds no head, the same outcome. */
   /* 56-62 TIME (server_ms, 42-45), stale heads swept: no deadline passes (NO_TIME) */
@@ -327,7 +327,7 @@ inline fair_acquire(m, o, id, score) {
 inline reentrant_release(m, o, id, flags) {
   /* 28-30: no read-write field here */
   h_leave = ((flags & REL_LAST) && (flags & REL_LEAVE));  /* 33 leaving */
-  /* 39 EXISTS KEYS[2] (line): the leave (91-102: HGET terms, ZREM) is
+  /* 39 TYPE KEYS[2] (line: a sorted set; the model's keys hold no other type): the leave (91-102: HGET terms, ZREM) is
      skipped when no one stands in line here. No statement: a place and its
      terms are written and cleared together here (no deadlines, NO_TIME), so
      with LINE_EMPTY(m) the leave below finds no terms and nothing to remove. */

@@ -321,3 +321,32 @@ BOOST_AUTO_TEST_CASE(an_acquisition_waiting_behind_its_owners_first_can_be_cance
   c.release(l);
   BOOST_TEST(redlock::testing::eventually([&] { return m.holding("behind") == 0u; }));
 }
+
+// A key of the user's own where a fair lock's line goes ({R}:queue, a string
+// say): a reentrant lock on R has no line, and its last release frees R and
+// leaves that key alone. Before, the release took the key for a line and
+// failed on it before deleting the hold: wrong_type, and the lock held until
+// its TTL. A fair acquisition needs its line, and is refused with
+// wrong_type at once, holding nothing.
+BOOST_AUTO_TEST_CASE(a_key_of_another_type_at_the_fair_line_is_left_alone) {
+  masters m(3);
+  redlock::client c(m.options());
+  const std::string name = "line-theirs";
+  for (auto value : {std::vector<std::string>{"SET", keys::queue(name), "theirs"},
+                     std::vector<std::string>{"HSET", keys::queue(name), "theirs", "1"}}) {
+    BOOST_TEST_CONTEXT(value[0]) {
+      m.on_all(value);
+      auto held = c.acquire(name, reentrant());
+      auto again = c.acquire(name, reentrant());
+      BOOST_CHECK_NO_THROW(c.release(again));
+      BOOST_CHECK_NO_THROW(c.release(held));
+      BOOST_TEST(m.holding(name) == 0u, "the hold left behind");
+      auto fair = reentrant();
+      fair.kind = lock_kind::fair;
+      BOOST_TEST(code_of([&] { c.acquire(name, fair); }) == errc::wrong_type);
+      BOOST_TEST(m.holding(name) == 0u, "a refused fair acquisition left a hold");
+      for (std::size_t i = 0; i < 3; ++i) BOOST_TEST(m[i].command({"TYPE", keys::queue(name)}) == (value[0] == "SET" ? "string" : "hash"));
+      m.on_all({"DEL", keys::queue(name)});
+    }
+  }
+}
