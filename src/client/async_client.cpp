@@ -92,7 +92,7 @@ std::size_t async_client::quorum() const noexcept { return impl_->quorum(); }
 
 void async_client::start_acquire(std::string name, acquire_options opts,
                                  asio::any_completion_handler<acquire_signature> handler) {
-  if (auto bad = detail::check_acquire(name, opts, impl_->options.node_timeout))
+  if (auto bad = detail::check_acquire(name, opts, impl_->options.node_timeout, impl_->options.key_prefix))
     return refuse(*impl_, std::move(handler), "async_acquire", bad, lock{});
   if (detail::is_owner_kind(opts.kind) && opts.owner.empty())
     return refuse(*impl_, std::move(handler), "async_acquire",
@@ -113,7 +113,7 @@ void async_client::start_acquire(std::string name, acquire_options opts,
 void async_client::start_campaign(std::string name, acquire_options opts,
                                   asio::any_completion_handler<acquire_signature> handler) {
   opts.fenced = opts.renew = true;
-  if (auto bad = detail::check_acquire(name, opts, impl_->options.node_timeout))
+  if (auto bad = detail::check_acquire(name, opts, impl_->options.node_timeout, impl_->options.key_prefix))
     return refuse(*impl_, std::move(handler), "async_campaign", bad, lock{});
   if (opts.kind != lock_kind::mutex || !detail::other_names_of(opts).empty())
     return refuse(*impl_, std::move(handler), "async_campaign",
@@ -187,7 +187,7 @@ void async_client::start_force_release(std::string name, std::optional<key_conte
 
 lock async_client::adopt(const std::string& name, const std::string& token, milliseconds ttl,
                          const adopt_options& how) const {
-  if (auto bad = detail::check_adopt(name, token, ttl, how, impl_->options.node_timeout))
+  if (auto bad = detail::check_adopt(name, token, ttl, how, impl_->options.node_timeout, impl_->options.key_prefix))
     throw error(bad.code, bad.message);
   return detail::lock_access::make(detail::adopted_state(*impl_, name, token, ttl, how));
 }

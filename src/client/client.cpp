@@ -55,7 +55,7 @@ std::pair<error_code, lock> client::wait_acquire(const std::string& name, const 
                                                  std::stop_token stop, std::string& message,
                                                  std::shared_ptr<acquire_report>& report) {
   io_->check_not_io_thread();
-  if (auto bad = detail::check_acquire(name, given, async_->options().node_timeout)) {
+  if (auto bad = detail::check_acquire(name, given, async_->options().node_timeout, async_->options().key_prefix)) {
     message = bad.message;
     return {bad.code, lock{}};
   }

@@ -37,7 +37,7 @@ lock client::wait_campaign(const std::string& name, const acquire_options& given
   io_->check_not_io_thread();
   auto opts = given;
   opts.fenced = opts.renew = true;
-  if (auto bad = detail::check_acquire(name, opts, async_->options().node_timeout)) {
+  if (auto bad = detail::check_acquire(name, opts, async_->options().node_timeout, async_->options().key_prefix)) {
     ec = bad.code;
     message = bad.message;
     return lock{};

@@ -6,6 +6,7 @@
 #include "locks/adopt.hpp"
 #include "locks/kinds/kind_traits.hpp"
 #include "locks/retry_policy.hpp"
+#include "scripts/keys.hpp"
 
 #include <redlock/error.hpp>
 #include <redlock/lock.hpp>
@@ -62,10 +63,24 @@ check_result check_ttl(milliseconds ttl, milliseconds node_timeout) {
 }
 
 namespace {
+// A name whose key (the client's key prefix and the name) is another lock's
+// companion, '{R}:holder' say, names no lock of its own (keys::companion_of).
+check_result check_not_a_companion(std::string_view key_prefix, std::string_view name) {
+  std::string key(key_prefix);
+  key.append(name);
+  auto c = keys::companion_of(key);
+  if (!c) return {};
+  return fail(errc::bad_option, "lock name '" + std::string(name) + "' makes key '" + key +
+                                    "', the '" + std::string(c->what) + "' companion of the lock at key '" +
+                                    std::string(c->lock_key) +
+                                    "', which that lock's scripts write and delete (docs/algorithm.md, section 1): "
+                                    "choose another name, or a key_prefix");
+}
+
 // `name` and the other names, held as one lock: each once, none empty,
 // max_names in all; the other names given under one name, the new or the old.
 template <class Options>
-check_result check_names_together(std::string_view name, const Options& o) {
+check_result check_names_together(std::string_view name, const Options& o, std::string_view key_prefix) {
   if (!o.other_names.empty() && !o.together.empty())
     return fail(errc::bad_option, "other_names and its old name `together` are both set: give other_names only");
   const auto& others = other_names_of(o);
@@ -78,6 +93,8 @@ check_result check_names_together(std::string_view name, const Options& o) {
   if (all.front().empty()) return fail(errc::empty_name, "a name held together is empty");
   auto twice = std::adjacent_find(all.begin(), all.end());
   if (twice != all.end()) return fail(errc::bad_option, "name '" + std::string(*twice) + "' is given twice");
+  for (auto other : others)
+    if (auto r = check_not_a_companion(key_prefix, other)) return r;
   return {};
 }
 
@@ -94,8 +111,9 @@ const char* shape_words(token_shape shape) {
 }  // namespace
 
 check_result check_adopt(std::string_view name, std::string_view token, milliseconds ttl, const adopt_options& how,
-                         milliseconds node_timeout) {
+                         milliseconds node_timeout, std::string_view key_prefix) {
   if (name.empty()) return fail(errc::empty_name, "lock name is empty");
+  if (auto r = check_not_a_companion(key_prefix, name)) return r;
   if (token.empty()) return fail(errc::bad_option, "token is empty");
   if (auto r = check_ttl(ttl, node_timeout)) return r;
   auto shape = shape_of(token);
@@ -123,7 +141,7 @@ check_result check_adopt(std::string_view name, std::string_view token, millisec
   if (!other_names_of(how).empty()) {
     if (shape != token_shape::set)
       return fail(errc::bad_option, "adopt_options::other_names is for a hold of several names ('s:...' token)");
-    if (auto r = check_names_together(name, how)) return r;
+    if (auto r = check_names_together(name, how, key_prefix)) return r;
   }
   if (kind == lock_kind::semaphore) {
     if (how.permits < 1 || how.permits > max_permits)
@@ -139,8 +157,10 @@ check_result check_adopt(std::string_view name, std::string_view token, millisec
   return {};
 }
 
-check_result check_acquire(std::string_view name, const acquire_options& o, milliseconds node_timeout) {
+check_result check_acquire(std::string_view name, const acquire_options& o, milliseconds node_timeout,
+                           std::string_view key_prefix) {
   if (name.empty()) return fail(errc::empty_name, "lock name is empty");
+  if (auto r = check_not_a_companion(key_prefix, name)) return r;
   if (auto r = check_ttl(o.ttl, node_timeout)) return r;
   if (o.wait < milliseconds(0)) return fail(errc::bad_option, "wait must be >= 0");
   if (o.retry_delay < milliseconds(0) || o.retry_jitter < milliseconds(0))
@@ -163,7 +183,7 @@ check_result check_acquire(std::string_view name, const acquire_options& o, mill
                                       ") is for semaphores: set kind = lock_kind::semaphore, or permits = 0");
   if (!other_names_of(o).empty()) {
     if (o.kind != lock_kind::mutex) return fail(errc::bad_option, "names held together are for the mutex kind only");
-    if (auto r = check_names_together(name, o)) return r;
+    if (auto r = check_names_together(name, o, key_prefix)) return r;
   }
   if (is_rw_kind(o.kind) && !o.description.empty())
     return fail(errc::bad_option, "description is not kept for read-write locks yet (leave it empty)");

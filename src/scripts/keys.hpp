@@ -8,6 +8,7 @@
 
 #include "connection/resp.hpp"
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -74,6 +75,38 @@ inline std::string leader_channel(std::string_view key) { return tagged(key, ":l
 /// Storage side of fencing (fenced_store, on the storage server, never on
 /// the lock masters): the highest token seen for a resource.
 inline std::string fence_seen(std::string_view resource) { return tagged(resource, ":fence:seen"); }
+
+/// What `key` would be if it were a companion of another lock: a key made
+/// of `{R}` and one of the suffixes above (a permit slot's number included)
+/// is R's, whoever else names it. A lock there would share its key with R's
+/// companion, and R's scripts write and delete it: a holder description
+/// written over a lock's token, then deleted with R's release, frees that
+/// lock under its holder. So such a key names no lock (options_check.cpp).
+struct companion_key {
+  std::string_view lock_key;  // R
+  std::string_view what;      // the suffix, e.g. ":holder"
+};
+inline std::optional<companion_key> companion_of(std::string_view key) {
+  static constexpr std::string_view suffixes[] = {suffix::fence, suffix::wake_list, suffix::wake_deadlines,
+                                                  suffix::holder, ":queue", ":timeout", ":terms", ":permits",
+                                                  ":writer"};
+  if (!key.starts_with('{')) return std::nullopt;
+  auto lock_key_before = [&](std::size_t close) -> std::optional<companion_key> {
+    if (close == 0 || close == std::string_view::npos || key[close] != '}') return std::nullopt;
+    return companion_key{key.substr(1, close - 1), key.substr(close + 1)};
+  };
+  for (auto s : suffixes)
+    if (key.size() > s.size() + 1 && key.ends_with(s)) {
+      if (auto c = lock_key_before(key.size() - s.size() - 1)) return c;
+    }
+  // A semaphore's permit slot: '{R}:permit:<number>'.
+  static constexpr std::string_view slot = ":permit:";
+  auto digits = key.find_last_not_of("0123456789");
+  if (digits == std::string_view::npos || digits + 1 == key.size()) return std::nullopt;
+  auto at = digits + 1 - slot.size();
+  if (digits + 1 < slot.size() + 2 || key.substr(at, slot.size()) != slot) return std::nullopt;
+  return lock_key_before(at - 1);
+}
 
 /// The same names as words of a command (connection/resp.hpp): written
 /// straight into its encoding, never built. They view `key`, which must

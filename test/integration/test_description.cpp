@@ -161,3 +161,50 @@ BOOST_AUTO_TEST_CASE(status_shows_a_lock_beside_companion_keys_of_another_type) 
     BOOST_TEST(m[i].command({"TYPE", keys::fence(name)}) == "list");
   }
 }
+
+// A lock named as another lock's companion ('{R}:holder') shared that key
+// with R's scripts: R's described acquisition wrote its description over
+// the lock's token, and R's release deleted it, so a second client took the
+// '{R}:holder' lock while its first holder still held it. Such a name is
+// refused before anything is sent, for every kind and way of taking a lock;
+// under a key prefix the key is no companion, and the name is taken.
+BOOST_AUTO_TEST_CASE(a_name_that_is_another_locks_companion_is_refused_before_anything_is_written) {
+  masters m(3);
+  redlock::client c(m.options());
+  const std::string r = "shared-key";
+  const std::string as_holder = keys::holder(r);
+  auto refused = [&](auto&& take, const std::string& what) {
+    BOOST_TEST_CONTEXT(what) {
+      try {
+        take();
+        BOOST_FAIL("a companion's key was taken as a lock");
+      } catch (const redlock::error& e) {
+        BOOST_TEST((e.code() == errc::bad_option), e.what());
+        BOOST_TEST(std::string(e.what()).find("companion of the lock at key '" + r + "'") != std::string::npos,
+                   e.what());
+      }
+    }
+  };
+  for (auto kind : {lock_kind::mutex, lock_kind::reentrant, lock_kind::fair, lock_kind::read, lock_kind::write}) {
+    refused([&] { c.acquire(as_holder, {.ttl = 5s, .kind = kind}); }, "kind " + std::to_string(static_cast<int>(kind)));
+  }
+  refused([&] { c.acquire(keys::permit(r, 0), {.ttl = 5s}); }, "a permit slot as a mutex");
+  refused([&] { c.acquire(keys::fence(r), {.ttl = 5s, .kind = lock_kind::semaphore, .permits = 2}); },
+          "a semaphore");
+  refused([&] { c.acquire("elsewhere", {.ttl = 5s, .other_names = {keys::waiting_writer(r)}}); }, "in a set");
+  refused([&] { c.campaign(keys::queue(r), {.ttl = 5s}); }, "a campaign");
+  refused([&] { c.adopt(keys::wake_list(r), std::string(32, 'a'), 5s); }, "an adoption");
+  for (std::size_t i = 0; i < 3; ++i) BOOST_TEST(m[i].command({"DBSIZE"}) == "0");
+
+  // What the refusal prevents: R, described, cannot free a lock named so.
+  auto prefixed_options = m.options();
+  prefixed_options.key_prefix = "app:";
+  redlock::client prefixed(prefixed_options);
+  auto other = prefixed.acquire(as_holder, {.ttl = 30s});
+  auto described_r = prefixed.acquire(r, described(lock_kind::mutex, "job r", 30s));
+  prefixed.release(described_r);
+  BOOST_TEST(eventually([&] { return m.holding(keys::holder("app:" + r)) == 0u; }));
+  BOOST_TEST(m.holding("app:" + as_holder) == 3u);
+  BOOST_TEST(code_of([&] { prefixed.acquire(as_holder, {.ttl = 5s}); }) == errc::not_acquired);
+  prefixed.release(other);
+}

@@ -53,13 +53,13 @@ BOOST_AUTO_TEST_CASE(holds_is_hold_count) {
 BOOST_AUTO_TEST_CASE(acquire_options_together_is_other_names) {
   redlock::acquire_options old{.ttl = 5000ms, .together = {"b", "c"}};
   BOOST_TEST(d::other_names_of(old) == (names{"b", "c"}));
-  BOOST_TEST(!d::check_acquire("a", old, 50ms));
-  BOOST_TEST(d::check_acquire("b", old, 50ms).code == errc::bad_option);  // 'b' twice: the library read it
+  BOOST_TEST(!d::check_acquire("a", old, 50ms, ""));
+  BOOST_TEST(d::check_acquire("b", old, 50ms, "").code == errc::bad_option);  // 'b' twice: the library read it
   redlock::acquire_options assigned;
   assigned.together = names{"d"};
   BOOST_TEST(d::other_names_of(assigned) == (names{"d"}));
   redlock::acquire_options both{.other_names = {"b"}, .together = {"c"}};
-  auto r = d::check_acquire("a", both, 50ms);
+  auto r = d::check_acquire("a", both, 50ms, "");
   BOOST_TEST(r.code == errc::bad_option);
   BOOST_TEST(r.message.find("together") != std::string::npos, r.message);
 }
@@ -68,8 +68,8 @@ BOOST_AUTO_TEST_CASE(adopt_options_together_is_other_names) {
   const std::string set_token = "s:0123456789abcdef0123456789abcdef";
   redlock::adopt_options old{.together = {"q"}};
   BOOST_TEST(d::other_names_of(old) == (names{"q"}));
-  BOOST_TEST(!d::check_adopt("r", set_token, 5000ms, old, 50ms));
-  BOOST_TEST(d::check_adopt("r", set_token, 5000ms, {.together = {"r"}}, 50ms).code == errc::bad_option);
-  BOOST_TEST(d::check_adopt("r", set_token, 5000ms, {.other_names = {"q"}, .together = {"p"}}, 50ms).code ==
+  BOOST_TEST(!d::check_adopt("r", set_token, 5000ms, old, 50ms, ""));
+  BOOST_TEST(d::check_adopt("r", set_token, 5000ms, {.together = {"r"}}, 50ms, "").code == errc::bad_option);
+  BOOST_TEST(d::check_adopt("r", set_token, 5000ms, {.other_names = {"q"}, .together = {"p"}}, 50ms, "").code ==
              errc::bad_option);
 }

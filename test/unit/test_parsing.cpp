@@ -6,6 +6,7 @@
 #include "locks/adopt.hpp"
 #include "connection/node_address.hpp"
 #include "connection/resp.hpp"
+#include "scripts/keys.hpp"
 #include "scripts/script_call.hpp"
 
 #include <redlock/error.hpp>
@@ -106,23 +107,57 @@ BOOST_AUTO_TEST_CASE(client_options_are_checked) {
 
 BOOST_AUTO_TEST_CASE(acquire_options_are_checked) {
   redlock::acquire_options o;
-  BOOST_TEST(d::check_acquire("", o, 50ms).code == errc::empty_name);
+  BOOST_TEST(d::check_acquire("", o, 50ms, "").code == errc::empty_name);
   o.ttl = 0ms;
-  BOOST_TEST(d::check_acquire("r", o, 50ms).code == errc::bad_ttl);
+  BOOST_TEST(d::check_acquire("r", o, 50ms, "").code == errc::bad_ttl);
   o.ttl = -5ms;
-  BOOST_TEST(d::check_acquire("r", o, 50ms).code == errc::bad_ttl);
+  BOOST_TEST(d::check_acquire("r", o, 50ms, "").code == errc::bad_ttl);
   o.ttl = 50ms;
-  auto r = d::check_acquire("r", o, 50ms);
+  auto r = d::check_acquire("r", o, 50ms, "");
   BOOST_TEST(r.code == errc::node_timeout_too_large);
   BOOST_TEST(r.message.find("50 ms") != std::string::npos);
   o.ttl = 1000ms;
   o.min_validity = 1000ms;
-  BOOST_TEST(d::check_acquire("r", o, 50ms).code == errc::bad_option);
+  BOOST_TEST(d::check_acquire("r", o, 50ms, "").code == errc::bad_option);
   o.min_validity = 0ms;
   o.retry_delay = -1ms;
-  BOOST_TEST(d::check_acquire("r", o, 50ms).code == errc::bad_option);
+  BOOST_TEST(d::check_acquire("r", o, 50ms, "").code == errc::bad_option);
   o.retry_delay = 10ms;
-  BOOST_TEST(!d::check_acquire("r", o, 50ms));
+  BOOST_TEST(!d::check_acquire("r", o, 50ms, ""));
+}
+
+// A name whose key is another lock's companion names no lock: R's scripts
+// write and delete that key (a mutex named '{R}:holder' was freed under its
+// holder by R's described acquisition and release). Every companion the key
+// layout has, built by keys.hpp itself, is recognised; near misses are not.
+BOOST_AUTO_TEST_CASE(a_name_that_is_another_locks_companion_is_refused) {
+  namespace keys = d::keys;
+  for (const std::string r : {"R", "", "a}:b", "{x}:permit:2", "app:R"}) {
+    for (const auto& key : {keys::fence(r), keys::queue(r), keys::queue_deadlines(r), keys::queue_terms(r),
+                            keys::wake_list(r), keys::wake_deadlines(r), keys::holder(r), keys::permit(r, 0),
+                            keys::permit(r, 1023), keys::permits(r), keys::waiting_writer(r)}) {
+      auto c = keys::companion_of(key);
+      BOOST_TEST_REQUIRE(c.has_value(), key);
+      BOOST_TEST(std::string(c->lock_key) == r, key);
+      BOOST_TEST("{" + r + "}" + std::string(c->what) == key);
+    }
+  }
+  for (std::string_view key : {"R", "{R}", "{R}:other", "{R}:fence:x", "R}:fence", "x{R}:fence", "{R}:permit:",
+                               "{R}:permit:x", "{R}permit:1", "{R}:fence ", ":fence", "{R}:released", "{R}:leader"})
+    BOOST_TEST(!keys::companion_of(key).has_value(), key);
+
+  redlock::acquire_options o;
+  auto r = d::check_acquire("{R}:holder", o, 50ms, "");
+  BOOST_TEST(r.code == errc::bad_option);
+  BOOST_TEST(r.message.find("'{R}:holder'") != std::string::npos, r.message);
+  BOOST_TEST(r.message.find("key 'R'") != std::string::npos, r.message);
+  // Under a key prefix the key is the prefix's: 'app:{R}:holder' is no one's.
+  BOOST_TEST(!d::check_acquire("{R}:holder", o, 50ms, "app:"));
+  BOOST_TEST(d::check_acquire("R}:holder", o, 50ms, "{").code == errc::bad_option);
+  // Every name of a set is checked, and an adoption's name.
+  o.other_names = {"x", "{x}:fence"};
+  BOOST_TEST(d::check_acquire("y", o, 50ms, "").code == errc::bad_option);
+  BOOST_TEST(d::check_adopt("{R}:permit:0", std::string(32, 'a'), 5000ms, {}, 50ms, "").code == errc::bad_option);
 }
 
 // A token names one hold, and its shape says which kind (docs/algorithm.md,
@@ -140,7 +175,7 @@ BOOST_AUTO_TEST_CASE(adopted_tokens_must_name_a_hold_of_their_kind) {
   BOOST_TEST((d::kind_of(token_shape::owner_field) == lock_kind::reentrant));
   BOOST_TEST((d::kind_of(token_shape::read) == lock_kind::read));
   auto check = [](const std::string& token, redlock::adopt_options how) {
-    return d::check_adopt("r", token, 5000ms, how, 50ms);
+    return d::check_adopt("r", token, 5000ms, how, 50ms, "");
   };
   BOOST_TEST(!check(plain, {}));
   BOOST_TEST(!check(owner, {}));
@@ -168,9 +203,9 @@ BOOST_AUTO_TEST_CASE(adopted_tokens_must_name_a_hold_of_their_kind) {
   BOOST_TEST(check(plain, {.kind = lock_kind::semaphore, .permit = 2, .permits = 2}).code == errc::bad_option);
   BOOST_TEST(check(plain, {.permit = 0, .permits = 2}).code == errc::bad_option);
   // The usual: a name, a token, a ttl above the node timeout.
-  BOOST_TEST(d::check_adopt("", plain, 5000ms, {}, 50ms).code == errc::empty_name);
-  BOOST_TEST(d::check_adopt("r", "", 5000ms, {}, 50ms).code == errc::bad_option);
-  BOOST_TEST(d::check_adopt("r", plain, 50ms, {}, 50ms).code == errc::node_timeout_too_large);
+  BOOST_TEST(d::check_adopt("", plain, 5000ms, {}, 50ms, "").code == errc::empty_name);
+  BOOST_TEST(d::check_adopt("r", "", 5000ms, {}, 50ms, "").code == errc::bad_option);
+  BOOST_TEST(d::check_adopt("r", plain, 50ms, {}, 50ms, "").code == errc::node_timeout_too_large);
 }
 
 // Issue 13, item 8. A fair waiter's place in line expires queue_timeout after
@@ -186,19 +221,19 @@ BOOST_AUTO_TEST_CASE(fair_queue_timeout_must_exceed_the_longest_gap_between_poll
   o.retry_delay = 100ms;
   o.retry_jitter = 50ms;
   o.queue_timeout = 200ms;  // > delay + jitter and > node timeout, but polls may be 250 ms apart
-  auto r = d::check_acquire("r", o, 50ms);
+  auto r = d::check_acquire("r", o, 50ms, "");
   BOOST_TEST(r.code == errc::bad_option);
   BOOST_TEST(r.message.find("250 ms") != std::string::npos, r.message);
   o.queue_timeout = 260ms;
-  BOOST_TEST(!d::check_acquire("r", o, 50ms), d::check_acquire("r", o, 50ms).message);
+  BOOST_TEST(!d::check_acquire("r", o, 50ms, ""), d::check_acquire("r", o, 50ms, "").message);
   // Waiters behind others poll less often: up to a third of queue_timeout
   // apart here, which with two node timeouts is more than 140 ms.
   o.retry_delay = 10ms;
   o.retry_jitter = 5ms;
   o.queue_timeout = 140ms;
-  BOOST_TEST(d::check_acquire("r", o, 50ms).code == errc::bad_option);
+  BOOST_TEST(d::check_acquire("r", o, 50ms, "").code == errc::bad_option);
   o.queue_timeout = 160ms;
-  BOOST_TEST(!d::check_acquire("r", o, 50ms), d::check_acquire("r", o, 50ms).message);
+  BOOST_TEST(!d::check_acquire("r", o, 50ms, ""), d::check_acquire("r", o, 50ms, "").message);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
