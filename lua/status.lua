@@ -27,18 +27,19 @@ elseif kind == 'hash' then
     end
   end
 end
-local fence = redis.pcall('GET', KEYS[2])
+-- Companions are read through pcall: a key of another type there (the
+-- user's own data) shows as absent; only the lock key's type is reported.
+local function text_or_empty(key)
+  local value = redis.pcall('GET', key)
+  return type(value) == 'string' and value or ''
+end
+local fence = text_or_empty(KEYS[2])
 local waiters = redis.pcall('ZRANGE', KEYS[3], 0, -1)
-local about = redis.pcall('GET', KEYS[4])
-local permits = {}
-local in_use = KEYS[5] and redis.pcall('GET', KEYS[5])
--- Read through pcall: a companion key of another type (the user's own
--- data) shows as absent here; only the lock key's type is reported.
-if type(fence) ~= 'string' then fence = '' end
 if waiters.err then waiters = {} end
-if type(about) ~= 'string' then about = '' end
-if type(in_use) ~= 'string' then in_use = nil end
-if in_use then
+local about = text_or_empty(KEYS[4])
+local in_use = KEYS[5] and text_or_empty(KEYS[5]) or ''
+local permits = {}
+if in_use ~= '' then
   permits[1] = in_use
   -- (bounded as the client bounds it, max_permits, whatever the record says)
   for i = 0, math.min(tonumber(in_use) or 0, 1024) - 1 do
@@ -51,8 +52,7 @@ if in_use then
       permits[n + 2] = holder
       permits[n + 3] = redis.call('PTTL', slot)
       for j, companion in ipairs({ ':fence', ':holder' }) do
-        local value = redis.pcall('GET', '{' .. slot .. '}' .. companion)
-        permits[n + 3 + j] = type(value) == 'string' and value or ''
+        permits[n + 3 + j] = text_or_empty('{' .. slot .. '}' .. companion)
       end
     end
   end

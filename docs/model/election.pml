@@ -22,7 +22,7 @@
  * mutex_release.lua are strings.pml's):
  * @script lua/fence_raise.lua 328548637de73d21012a19e7d37cc313d7d266ef
  * @script lua/leader_proclaim.lua 0f148de0815b0ea9ffb975ae403342cd0b1cf178
- * @script lua/status.lua 1cb797a0dc979f55c87e3c0e2347b5e843b4bbb8
+ * @script lua/status.lua 748351e5f45c9cee6db87c0e3ad93bd88396f4a4
  */
 #define NO_TIME
 #define FENCED
@@ -89,11 +89,11 @@ inline leader_proclaim(m, token, T) {
   fi
 }
 
-/* The observer's reads (status.lua, lines 15-19, 30, 32, on the leader's
+/* The observer's reads (status.lua, lines 15-19, 36, 39, on the leader's
    name): the token and the description, shown only for the token that
-   holds (status.cpp). Lines 30 and 32 read through pcall, a companion of
-   another type showing as absent (35-40): not modelled, the model has no
-   key types. */
+   holds (status.cpp). Lines 36 and 39 read through pcall (text_or_empty,
+   32-35), a companion of another type showing as absent: not modelled,
+   the model has no key types. */
 byte seen_tok[N], seen_epoch[N];
 bool seen[N];
 inline read_status(m) {
