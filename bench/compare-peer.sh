@@ -34,6 +34,12 @@
 #                                    each is COPIED, never written to
 #   PEER_CACHE=DIR                   keep the installed copies here (DIR/<peer>, with
 #                                    node_modules) and reuse them on the next run
+#   ALTERNATE=K                      then K more rounds of the contended rows only, ours and
+#                                    each peer's window one after the other in every round
+#                                    (alternate-*.json); the table's leads per round, and
+#                                    their median: windows minutes apart (the main table)
+#                                    put the machine's drift into the ratio, adjacent ones
+#                                    less of it
 #   OUT=DIR                          results (default: a new /tmp/redlock-compare.* dir):
 #                                    redlock-bench.json, <peer>-<scenario>.json, logs, compare.json,
 #                                    plots/ (redlock-bench --plot, with the peers' points)
@@ -311,8 +317,32 @@ for peer_name in "${peers[@]}"; do
   done
 done
 
+# ---- the contended rows again, alternated (ALTERNATE=K) ----------------------------------
+alternate=${ALTERNATE:-0}
+for k in $(seq "$alternate"); do
+  alt_args=(--nodes "$nodes" --json "$out/alternate-ours-$k.json" --node-timeout "$node_timeout" --ttl "$ttl"
+            --scenario contended,semaphore --one-thread)
+  [ "$quick" = 1 ] && alt_args+=(--quick)
+  [ "$tls" = 1 ] && alt_args+=(--tls-ca-file "$work/tls/ca.crt")
+  "$bench" "${alt_args[@]}" > "$out/alternate-ours-$k.txt" 2>&1 ||
+    echo "compare-peer: alternated round $k: redlock-bench failed (see $out/alternate-ours-$k.txt)" >&2
+  for peer_name in "${peers[@]}"; do
+    peer=$(prepare_peer "$peer_name") || exit 1
+    alt_runs=("contended ${con[*]}")
+    has_scenario "$peer" semaphore && alt_runs+=("semaphore ${sem[*]}")
+    for r in "${alt_runs[@]}"; do
+      read -r -a args <<< "$r"
+      peer_tls_ca=""; [ "$tls" = 1 ] && peer_tls_ca=$work/tls/ca.crt
+      (cd "$peer" && PORTS=$ports_csv PIDDIR=$piddir PEER_TLS_CA=$peer_tls_ca timeout 300 node bench.js "${args[@]}") \
+        > "$out/alternate-$peer_name-${args[0]}-$k.json" 2> "$out/alternate-$peer_name-${args[0]}-$k.err" ||
+        echo "compare-peer: alternated round $k: $peer_name ${args[0]} failed" >&2
+    done
+  done
+  all_up
+done
+
 # ---- side by side -------------------------------------------------------------------
-PEER_NAMES="${peers[*]}" OUT_DIR=$out NODE_TIMEOUT_MS=$nt_ms OVER_TLS=$tls node - <<'EOF'
+PEER_NAMES="${peers[*]}" OUT_DIR=$out NODE_TIMEOUT_MS=$nt_ms OVER_TLS=$tls ALTERNATE=$alternate node - <<'EOF'
 const fs = require('fs');
 const dir = process.env.OUT_DIR;
 const names = process.env.PEER_NAMES.split(' ').filter(Boolean);
@@ -438,7 +468,33 @@ const targets = [
 ];
 for (const [what, x, ok] of targets)
   console.log(`target ${what}: ${x === undefined ? 'not measured' : `${fmt(x)} ${ok(x) ? 'ok' : 'MISSED'}`}`);
-fs.writeFileSync(`${dir}/compare.json`, JSON.stringify({ peers: names, tls: process.env.OVER_TLS === '1', rows }, null, 2) + '\n');
+// The alternated rounds: in each, ours and every peer's window one after
+// the other; the lead per round as the table computes it, and the median.
+const rounds = [];
+for (let k = 1; k <= Number(process.env.ALTERNATE || 0); k++) {
+  const o = load(`alternate-ours-${k}.json`, true) || {};
+  const theirs = (scenario, path) => numbers(names.map((n) => get(load(`alternate-${n}-${scenario}-${k}.json`), path)));
+  const lead = (a, xs, better) => (typeof a !== 'number' || !xs.length || !a ? undefined
+    : better === 'higher' ? a / Math.max(...xs) : Math.min(...xs) / a);
+  rounds.push({
+    round: k,
+    contended: lead(get(o, 'contended.sections_per_s'), theirs('contended', 'cs_per_s'), 'higher'),
+    semaphore: lead(get(o, 'semaphore.sections_per_s'), theirs('semaphore', 'cs_per_s'), 'higher'),
+    semaphore_p99: lead(get(o, 'semaphore.acquire_wait_us.p99'), theirs('semaphore', 'acquire_wait.p99').map(ms2us), 'lower'),
+  });
+}
+const alternated = {};
+if (rounds.length) {
+  console.log(`\nalternated rounds (ALTERNATE=${rounds.length}), "ahead" as above, per round:`);
+  for (const key of ['contended', 'semaphore', 'semaphore_p99']) {
+    const xs = numbers(rounds.map((r) => r[key]));
+    alternated[key] = { rounds: rounds.map((r) => r[key] ?? null), median: median(xs), min: xs.length ? Math.min(...xs) : undefined,
+      max: xs.length ? Math.max(...xs) : undefined };
+    console.log(`  ${key.padEnd(14)} ${rounds.map((r) => fmt(r[key])).join('  ')}   median ${fmt(alternated[key].median)}`);
+  }
+}
+fs.writeFileSync(`${dir}/compare.json`, JSON.stringify({ peers: names, tls: process.env.OVER_TLS === '1', rows,
+  alternated: rounds.length ? alternated : undefined }, null, 2) + '\n');
 console.log(`\n(details: ${dir})`);
 EOF
 # The pictures again, now with each peer's uncontended p50/p99/max.
