@@ -193,13 +193,26 @@ BOOST_AUTO_TEST_CASE(safe_delayed_restart_without_persistence_keeps_exclusion_bu
 
 namespace {
 
-// Client 0 acquires (TTL 1000 ms); `fault` runs; client 1 retries for 1.5 s.
+// Client 0 acquires (TTL 1000 ms); `fault` runs once the lock is on every
+// master; client 1 retries for 1.5 s.
 std::vector<op> clock_scenario(cluster& c, const std::function<void()>& fault, contest& out) {
   history h;
   scripted s(h);
   redlock::client a(client_opts(c)), b(client_opts(c));
   auto held = s.acquire(a, 0, "clock", acq(1000ms, 500ms));  // retries: a loaded machine may miss one attempt
   BOOST_REQUIRE(held);
+  // The acquisition returns at a quorum: its SET to the last master may
+  // still be on its way. Landing after a clock step, it set a full TTL on the
+  // stepped clock, and that master refused client 1 until the lock expired
+  // everywhere (6 of 60 runs beside two busy loops: "the checker found
+  // nothing"). The fault acts on a lock written everywhere.
+  auto everywhere = [&] {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < c.size(); ++i) n += c.master(i).command({"EXISTS", "clock"}) == "1";
+    return n == c.size();
+  };
+  for (auto until = steady::now() + 200ms; !everywhere() && steady::now() < until;) std::this_thread::sleep_for(1ms);
+  BOOST_REQUIRE_MESSAGE(everywhere(), "client 0's lock did not reach every master within 200 ms");
   fault();
   return second_client_tries(s, a, held, b, "clock", acq(1000ms, 1500ms), out);
 }
