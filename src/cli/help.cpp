@@ -32,7 +32,7 @@ const char* const durations_note = "durations take a unit: 500ms, 10s, 2m, 1h";
 const std::vector<exit_status> exit_statuses = {
     {"0", "success (run, elect: COMMAND exited 0)"},
     {"64", "bad usage or input; a name held as another kind of lock than the one asked for"},
-    {"65", "the lock's key holds someone else's data, not a lock"},
+    {"65", "the lock's key (or a companion key it needs) holds someone else's data, not a lock"},
     {"69", "masters unusable: unreachable, authentication or TLS refused, error replies"},
     {"70", "run, elect: the lease was lost while COMMAND ran; COMMAND was ended"},
     {"75", "not acquired (held elsewhere, the wait ran out), no longer held, or a master timed out"},

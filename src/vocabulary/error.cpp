@@ -27,7 +27,9 @@ class category_impl final : public boost::system::error_category {
       case errc::not_connected: return "master unreachable";
       case errc::connection_lost: return "connection to the master lost";
       case errc::auth_failed: return "authentication with the master failed";
-      case errc::wrong_type: return "the lock key holds data of another type (not a lock): left untouched";
+      case errc::wrong_type:
+        return "the lock key, or a companion key the lock needs ({R}:queue, {R}:fence), holds data of another type "
+               "(not a lock): left untouched";
       case errc::out_of_memory: return "master out of memory (OOM, maxmemory reached)";
       case errc::read_only: return "master is read-only (a replica)";
       case errc::server_error: return "master returned an error";
