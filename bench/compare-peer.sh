@@ -289,6 +289,13 @@ fi
 has_scenario() {  # harness dir, scenario
   grep -Eq "^const scenarios = \{.*[{ ,]$2[,} ]" "$1/bench.js"
 }
+# One harness run: the harness dir, its output's path without the extension,
+# then the harness's arguments. Over TLS the harness reads the test CA.
+run_peer() {
+  local dir=$1 to=$2; shift 2
+  local ca=""; [ "$tls" = 1 ] && ca=$work/tls/ca.crt
+  (cd "$dir" && PORTS=$ports_csv PIDDIR=$piddir PEER_TLS_CA=$ca timeout 300 node bench.js "$@") > "$to.json" 2> "$to.err"
+}
 for peer_name in "${peers[@]}"; do
   peer=$(prepare_peer "$peer_name") || exit 1
   peer_runs=("${runs[@]}")
@@ -308,11 +315,8 @@ for peer_name in "${peers[@]}"; do
     name=${args[0]}
     [ "$name" = noquorum ] && { i=$((i + 1)); name=noquorum$i; }
     echo "compare-peer: $peer_name: PORTS=$ports_csv PIDDIR=$piddir node bench.js ${args[*]}"
-    peer_tls_ca=""; [ "$tls" = 1 ] && peer_tls_ca=$work/tls/ca.crt
-    if (cd "$peer" && PORTS=$ports_csv PIDDIR=$piddir PEER_TLS_CA=$peer_tls_ca timeout 300 node bench.js "${args[@]}") \
-        > "$out/$peer_name-$name.json" 2> "$out/$peer_name-$name.err"; then :; else
+    run_peer "$peer" "$out/$peer_name-$name" "${args[@]}" ||
       echo "compare-peer: $peer_name $name failed (see $out/$peer_name-$name.err)" >&2
-    fi
     all_up
   done
 done
@@ -332,9 +336,7 @@ for k in $(seq "$alternate"); do
     has_scenario "$peer" semaphore && alt_runs+=("semaphore ${sem[*]}")
     for r in "${alt_runs[@]}"; do
       read -r -a args <<< "$r"
-      peer_tls_ca=""; [ "$tls" = 1 ] && peer_tls_ca=$work/tls/ca.crt
-      (cd "$peer" && PORTS=$ports_csv PIDDIR=$piddir PEER_TLS_CA=$peer_tls_ca timeout 300 node bench.js "${args[@]}") \
-        > "$out/alternate-$peer_name-${args[0]}-$k.json" 2> "$out/alternate-$peer_name-${args[0]}-$k.err" ||
+      run_peer "$peer" "$out/alternate-$peer_name-${args[0]}-$k" "${args[@]}" ||
         echo "compare-peer: alternated round $k: $peer_name ${args[0]} failed" >&2
     done
   done

@@ -21,25 +21,32 @@ inline std::string tagged(std::string_view key, std::string_view suffix) {
   return out;
 }
 
-/// The suffixes of the companions that the acquire and release hot paths
-/// name as words (word_of below), each spelled once.
+/// The suffixes of a lock's companions, each spelled once: the builders
+/// below, the words of the hot paths (word_of) and the check that no lock
+/// is named as another's companion (companion_of) all read them here.
 namespace suffix {
 inline constexpr std::string_view fence = ":fence";
 inline constexpr std::string_view released = ":released";
 inline constexpr std::string_view wake_list = ":wake";
 inline constexpr std::string_view wake_deadlines = ":wake:until";
 inline constexpr std::string_view holder = ":holder";
+inline constexpr std::string_view queue = ":queue";
+inline constexpr std::string_view queue_deadlines = ":timeout";
+inline constexpr std::string_view queue_terms = ":terms";
+inline constexpr std::string_view permit_slot = ":permit:";  // followed by the slot's number
+inline constexpr std::string_view permits = ":permits";
+inline constexpr std::string_view waiting_writer = ":writer";
 }  // namespace suffix
 
 /// The fencing counter: permanent, never deleted (docs/fencing.md).
 inline std::string fence(std::string_view key) { return tagged(key, suffix::fence); }
 /// Fair lock: waiters ordered by their enqueue score (sorted set).
-inline std::string queue(std::string_view key) { return tagged(key, ":queue"); }
+inline std::string queue(std::string_view key) { return tagged(key, suffix::queue); }
 /// Fair lock: each waiter's drop-out deadline, server time (sorted set).
-inline std::string queue_deadlines(std::string_view key) { return tagged(key, ":timeout"); }
+inline std::string queue_deadlines(std::string_view key) { return tagged(key, suffix::queue_deadlines); }
 /// Fair lock: each waiter's terms for being handed the lock by a release
 /// ('<poll id> <ttl>', hash).
-inline std::string queue_terms(std::string_view key) { return tagged(key, ":terms"); }
+inline std::string queue_terms(std::string_view key) { return tagged(key, suffix::queue_terms); }
 /// Release messages for mutex and reentrant waiters (pub/sub channel; the
 /// message is the release's id).
 inline std::string released_channel(std::string_view key) { return tagged(key, suffix::released); }
@@ -62,12 +69,12 @@ inline std::string holder(std::string_view key) { return tagged(key, suffix::hol
 /// Semaphore R: permit slot `i`, a mutex of its own (its fence counter and
 /// holder description are that key's companions), and the number of
 /// permits its clients use, which lives as long as its longest hold.
-inline std::string permit(std::string_view key, unsigned i) { return tagged(key, ":permit:" + std::to_string(i)); }
-inline std::string permits(std::string_view key) { return tagged(key, ":permits"); }
+inline std::string permit(std::string_view key, unsigned i) { return tagged(key, std::string(suffix::permit_slot) + std::to_string(i)); }
+inline std::string permits(std::string_view key) { return tagged(key, suffix::permits); }
 /// Read-write lock: the waiting writer's mark ('<waiter id>', string):
 /// while it is up, new readers are refused. It lapses unless its writer
 /// retries, so a writer that went away blocks readers only that long.
-inline std::string waiting_writer(std::string_view key) { return tagged(key, ":writer"); }
+inline std::string waiting_writer(std::string_view key) { return tagged(key, suffix::waiting_writer); }
 /// Leader election: where campaigns and resignations tell the observers
 /// that the leader changed (pub/sub channel; the message is '<epoch> <token>'
 /// or 'resigned <epoch>').
@@ -88,8 +95,8 @@ struct companion_key {
 };
 inline std::optional<companion_key> companion_of(std::string_view key) {
   static constexpr std::string_view suffixes[] = {suffix::fence, suffix::wake_list, suffix::wake_deadlines,
-                                                  suffix::holder, ":queue", ":timeout", ":terms", ":permits",
-                                                  ":writer"};
+                                                  suffix::holder, suffix::queue, suffix::queue_deadlines,
+                                                  suffix::queue_terms, suffix::permits, suffix::waiting_writer};
   if (!key.starts_with('{')) return std::nullopt;
   auto lock_key_before = [&](std::size_t close) -> std::optional<companion_key> {
     if (close == 0 || close == std::string_view::npos || key[close] != '}') return std::nullopt;
@@ -100,7 +107,7 @@ inline std::optional<companion_key> companion_of(std::string_view key) {
       if (auto c = lock_key_before(key.size() - s.size() - 1)) return c;
     }
   // A semaphore's permit slot: '{R}:permit:<number>'.
-  static constexpr std::string_view slot = ":permit:";
+  constexpr std::string_view slot = suffix::permit_slot;
   auto digits = key.find_last_not_of("0123456789");
   if (digits == std::string_view::npos || digits + 1 == key.size()) return std::nullopt;
   auto at = digits + 1 - slot.size();

@@ -398,7 +398,7 @@ inline std::string to_string(const std::vector<master_view>& views) {
 /// The keys that are a hold themselves (gone once released), as opposed to
 /// companions (fence counters, wake lists, queues, marks, descriptions).
 inline bool is_lock_key(const std::string& key, const names& n) {
-  return key == n.r || key == n.partner || key.rfind(detail::keys::tagged(n.r, ":permit:"), 0) == 0;
+  return key == n.r || key == n.partner || key.rfind(detail::keys::tagged(n.r, detail::keys::suffix::permit_slot), 0) == 0;
 }
 inline bool is_fence(const std::string& key) { return key.ends_with(":fence"); }
 
@@ -469,7 +469,7 @@ inline bool leaves_trace(const master_view& v, const claim& c, const names& n) {
   const auto& token = c.l.token();
   for (auto& [key, k] : v.keys) {
     bool its_key = key == n.r || (c.k == kind::set && key == n.partner) ||
-                   (c.k == kind::semaphore && key.rfind(detail::keys::tagged(n.r, ":permit:"), 0) == 0);
+                   (c.k == kind::semaphore && key.rfind(detail::keys::tagged(n.r, detail::keys::suffix::permit_slot), 0) == 0);
     if (!its_key) continue;
     if (k.type == "string" && k.value == token) return true;
     auto f = k.fields.find(token);
@@ -567,7 +567,7 @@ inline void check_layouts(const std::vector<master_view>& views, const names& n,
     }
     auto* in_use = views[i].find(detail::keys::permits(n.r));
     std::size_t slots = 0;
-    for (auto& [key, k] : views[i].keys) slots += key.rfind(detail::keys::tagged(n.r, ":permit:"), 0) == 0 ? 1 : 0;
+    for (auto& [key, k] : views[i].keys) slots += key.rfind(detail::keys::tagged(n.r, detail::keys::suffix::permit_slot), 0) == 0 ? 1 : 0;
     if (in_use && slots > std::stoul(in_use->value))
       out.push_back(std::to_string(slots) + " permit slots held of " + in_use->value + at);
   }
