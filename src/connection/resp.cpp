@@ -76,6 +76,9 @@ boost::system::error_code classify_error_reply(std::string_view m) {
     return errc::auth_failed;
   // Scripts that fail on the lock key's type report it from inside Lua.
   if (m.find("WRONGTYPE") != m.npos) return errc::wrong_type;
+  // INCR of a fence counter that holds text: the only counters the scripts
+  // bump on a key they do not own ({R}:fence), so someone else's data there.
+  if (m.find("value is not an integer") != m.npos) return errc::wrong_type;
   if (m.find("PERMITS") != m.npos) return errc::permits_mismatch;  // semaphore_acquire.lua
   if (m.find("OOM") != m.npos) return errc::out_of_memory;
   return errc::server_error;

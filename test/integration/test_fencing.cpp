@@ -212,3 +212,33 @@ BOOST_AUTO_TEST_CASE(fenced_store_refuses_bad_input_by_name) {
   BOOST_TEST(code_of(zero_timeout) == errc::bad_option);
   BOOST_TEST(message_of(zero_timeout).find("timeout") != std::string::npos, message_of(zero_timeout));
 }
+
+// A fence counter that holds text (someone else's data at '{R}:fence', or a
+// counter overwritten by hand): INCR cannot draw from it. Every fenced kind
+// reports wrong_type, which names that companion and ends the retries, and
+// holds nothing, leaving the text as it was. Before, this was "master
+// returned an error" (server_error), which named no key.
+BOOST_AUTO_TEST_CASE(a_fence_counter_holding_text_is_reported_and_left_alone) {
+  masters m(3);
+  redlock::client c(m.options());
+  using redlock::lock_kind;
+  for (auto kind : {lock_kind::mutex, lock_kind::reentrant, lock_kind::fair, lock_kind::read, lock_kind::write}) {
+    const std::string name = "texted-" + std::to_string(static_cast<int>(kind));
+    m.on_all({"SET", keys::fence(name), "not-a-number"});
+    auto o = fenced();
+    o.kind = kind;
+    BOOST_TEST((code_of([&] { c.acquire(name, o); }) == errc::wrong_type), "kind " << static_cast<int>(kind));
+    BOOST_TEST(redlock::testing::eventually([&] { return m.holding(name) == 0u; }), "kind " << static_cast<int>(kind));
+    for (std::size_t i = 0; i < m.size(); ++i)
+      BOOST_TEST(m[i].command({"GET", keys::fence(name)}) == "not-a-number");
+    // Unfenced, the same name is a lock as before: the counter is not read.
+    auto plain = c.acquire(name, {.ttl = 5000ms, .kind = kind});
+    c.release(plain);
+  }
+  // A set of names, one of whose counters holds text.
+  m.on_all({"SET", keys::fence("set-b"), "not-a-number"});
+  auto o = fenced();
+  o.other_names = {"set-b"};
+  BOOST_TEST((code_of([&] { c.acquire("set-a", o); }) == errc::wrong_type));
+  BOOST_TEST(redlock::testing::eventually([&] { return m.holding("set-a") + m.holding("set-b") == 0u; }));
+}

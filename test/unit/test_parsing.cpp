@@ -441,6 +441,9 @@ BOOST_AUTO_TEST_CASE(error_replies_map_to_codes) {
   BOOST_TEST(d::classify_error_reply("WRONGPASS invalid username-password pair or user is disabled.") ==
              errc::auth_failed);
   BOOST_TEST(d::classify_error_reply("ERR user_script:12: WRONGTYPE lock key holds a hash") == errc::wrong_type);
+  // What a script's INCR of a fence counter holding text answers (Redis 7.0).
+  BOOST_TEST(d::classify_error_reply("ERR value is not an integer or out of range script: 6160, on @user_script:36.") ==
+             errc::wrong_type);
   BOOST_TEST(d::classify_error_reply("ERR unknown command") == errc::server_error);
 }
 
