@@ -41,6 +41,10 @@ for i = 1, #fields, 2 do
   end
 end
 local mark = redis.call('GET', KEYS[3])
+-- Our marks always expire: one that never does is someone else's data.
+if mark and redis.call('PTTL', KEYS[3]) < 0 then
+  return redis.error_reply('WRONGTYPE waiting writer key holds a string without expiry, not a writer mark')
+end
 local ttl = tonumber(ARGV[2])
 local waiter = ARGV[5]
 if ARGV[4] == 'read' then

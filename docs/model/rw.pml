@@ -29,7 +29,7 @@
  *
  * Script hashes (SHA1 as sent: cmake/lua_text.cmake), checked by
  * test/model/check_script_hashes.cmake:
- * @script lua/rw_acquire.lua 15458ab72b9a2285b7ca1956b9f7e137d018b019
+ * @script lua/rw_acquire.lua 7ab5e3faf209f547476051a3f52d19c149884e78
  * @script lua/rw_release.lua e436c9ad103e793eec778b8fd12d71862f862af9
  */
 #ifdef LIVENESS

@@ -28,8 +28,8 @@ class category_impl final : public boost::system::error_category {
       case errc::connection_lost: return "connection to the master lost";
       case errc::auth_failed: return "authentication with the master failed";
       case errc::wrong_type:
-        return "the lock key, or a companion key the lock needs ({R}:queue, {R}:fence), holds data of another type "
-               "(not a lock, or a fence counter that is not a number): left untouched";
+        return "the lock key, or a companion key the lock needs ({R}:queue, {R}:fence, {R}:writer), holds data of "
+               "another type (not a lock, or a fence counter that is not a number): left untouched";
       case errc::out_of_memory: return "master out of memory (OOM, maxmemory reached)";
       case errc::read_only: return "master is read-only (a replica)";
       case errc::server_error: return "master returned an error";

@@ -205,6 +205,30 @@ BOOST_AUTO_TEST_CASE(another_kind_under_the_name_is_reported_not_overwritten) {
   c.release(reentrant);
 }
 
+// Someone else's string at the waiting writer's mark ({R}:writer), kept
+// without an expiry: it was taken for a writer's mark, which never lapsed,
+// so every reader and writer was refused for as long as it stayed (CLI exit
+// 75). Our marks always expire, so one without an expiry is reported as
+// wrong_type and left as it was, and nothing is held.
+BOOST_AUTO_TEST_CASE(someone_elses_string_at_the_writers_mark_is_reported_not_waited_on) {
+  masters m(3);
+  redlock::client c(m.options());
+  auto mark = keys::waiting_writer("marked");
+  m.on_all({"SET", mark, "theirs"});
+  for (auto kind : {reader, writer}) {
+    auto o = side(kind);
+    o.wait = 200ms;
+    BOOST_TEST((code_of([&] { c.acquire("marked", o); }) == errc::wrong_type), (kind == reader ? "reader" : "writer"));
+    BOOST_TEST(m.holding("marked") == 0u);
+  }
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    BOOST_TEST(m[i].command({"GET", mark}) == "theirs");
+    BOOST_TEST(m[i].command({"PTTL", mark}) == "-1");
+  }
+  m.on_all({"DEL", mark});
+  c.release(c.acquire("marked", side(writer)));
+}
+
 BOOST_AUTO_TEST_CASE(waiters_are_woken_by_the_release_that_lets_them_in) {
   masters m(3);
   redlock::client c(m.options());
