@@ -46,7 +46,9 @@ acquire_action acquire_fsm::resume(const acquire_event& e) {
     case t::release_heard:
       woken_ = true;
       if (phase_ == phase::waiting) return {action::type::cancel_timer};  // the timer's completion retries
-      if (phase_ == phase::attempting) phase_ = phase::attempting_woken;
+      // Mid-attempt or mid-clean-up: the refusal may predate the release,
+      // so the retry after the clean-up goes at once.
+      if (phase_ == phase::attempting || phase_ == phase::cleaning_up) phase_ = phase::attempting_woken;
       return {};
     case t::handed_over:
       if (cancelled_) return clean_up(boost::asio::error::operation_aborted);

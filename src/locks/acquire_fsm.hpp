@@ -108,7 +108,8 @@ class acquire_fsm {
  private:
   enum class phase : std::uint8_t {
     attempting,        ///< an attempt (or its fence raise) is in flight
-    attempting_woken,  ///< ... and a release was announced meanwhile: if it fails, retry at once
+    attempting_woken,  ///< ... and a release was announced meanwhile (or during the clean-up of a
+                       ///< refused attempt): if it fails, retry at once
     cleaning_up,       ///< a failed attempt's clean-up is being sent
     waiting,           ///< on the retry timer
     checking,          ///< asking what is under the name before reporting not_acquired

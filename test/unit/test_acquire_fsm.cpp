@@ -189,6 +189,21 @@ BOOST_AUTO_TEST_CASE(a_release_heard_mid_attempt_retries_at_once_after_it_fails)
   BOOST_TEST((t.resume(ev::timer_fired).what == act::attempt));
 }
 
+// Heard after the attempt was refused, while its clean-up is on its way:
+// the lock is free now, so the retry goes at once. It slept out its whole
+// retry delay before, with the lock free (a mutex waiter retrying one copy
+// short of a quorum is refused where the release has not yet run, and the
+// quorum-th copy can arrive during that clean-up).
+BOOST_AUTO_TEST_CASE(a_release_heard_during_the_clean_up_retries_at_once_after_it) {
+  driver t(driver::terms(waiting(10000ms, 5000ms)));
+  t.start();
+  BOOST_TEST((t.refused().what == act::clean_up));
+  BOOST_TEST((t.resume(ev::release_heard).what == act::none));
+  auto a = t.resume(ev::cleaned_up);
+  BOOST_TEST((a.what == act::wait));
+  BOOST_TEST(a.delay == 0ms);
+}
+
 BOOST_AUTO_TEST_CASE(a_releaser_asking_again_joins_the_line_once_and_tries_within_a_node_timeout) {
   driver t(driver::terms(waiting(10000ms, 5000ms), true));
   auto a = t.start(true);
