@@ -134,7 +134,7 @@ std::string acquire_op::release_channel() const {
 // one release's copies named us, since retrying earlier only fails.
 bool acquire_op::named_by_release(std::string_view payload) {
   auto token = token_naming(payload, waiter_id_);
-  return !token.empty() && news_.heard(token);
+  return !token.empty() && news_.named(token);
 }
 
 }  // namespace redlock::detail

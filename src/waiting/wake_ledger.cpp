@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "wake_ledger.hpp"
 
+#include "release_news.hpp"
+
 #include <algorithm>
 
 namespace redlock::detail {
@@ -69,12 +71,11 @@ wake_ledger::release_noted wake_ledger::note_release(const std::string& key, con
   auto& note = release_notes_.emplace_back();
   note.key = key;
   note.at = now;
-  // The waiter retries once a quorum of copies named it: the release is
-  // decided at a quorum of deletions, and masters yet to answer may still
-  // name it (integration_mutex's a_releaser_asking_again_at_once... lost
-  // about one run in fifteen under load to that race: answers 2, 1, and a
-  // third still on its way).
-  note.woke = replies.named + replies.unread >= quorum_;
+  // The waiter retries once release_news::wake_copies of its copies named
+  // it, and masters yet to answer may still name it (integration_mutex's
+  // a_releaser_asking_again_at_once... lost about one run in fifteen under
+  // load to that race: answers 2, 1, and a third still on its way).
+  note.woke = replies.named + replies.unread >= release_news::wake_copies(quorum_);
   note.reasks = reasks;
   if (!listed) return out;
   // A master lists us exactly where it names a waiter (mutex_release.lua).
@@ -183,8 +184,8 @@ wake_ledger::permit_release_noted wake_ledger::note_permit_release(const std::st
   note->token = token;
   note->asked = false;
   if (!quiet) return out;
-  // A waiter wakes once a quorum of one release's copies named it: the
-  // wake-up goes to every master when one answered 3 (a live waiter heads
+  // A waiter wakes once release_news::wake_copies of one release's copies
+  // named it: the wake-up goes to every master when one answered 3 (a live waiter heads
   // its list) or one had not answered by the decision (it may have).
   // 'pass' names no one where the slot is taken or no one waits.
   if (!replies.waiter_left && replies.unread == 0) return out;

@@ -336,7 +336,11 @@ BOOST_AUTO_TEST_CASE(a_waiter_is_woken_after_its_wake_up_connections_were_droppe
   BOOST_TEST((got.wait_for(retry_delay / 10) == std::future_status::ready), "the release did not wake the waiter");
   auto l = got.get();
   BOOST_TEST(l.has_value());
-  BOOST_TEST(events->attempts.load() == 2);  // the first, and the one the wake-up started
+  // The first, and the one the wake-up started; or two it started, when
+  // the first copy's retry reached a master the release had not yet (the
+  // quorum-th copy retries again: release_news::named).
+  BOOST_TEST(events->attempts.load() >= 2);
+  BOOST_TEST(events->attempts.load() <= 3);
   if (l) waiter.release(*l);
 }
 

@@ -37,6 +37,26 @@ BOOST_AUTO_TEST_CASE(a_single_master_release_is_news_at_once) {
   release_news news(1);
   BOOST_TEST(news.heard("only"));
   BOOST_TEST(!news.heard("only"));
+  release_news named(1);
+  BOOST_TEST(named.named("only"));
+  BOOST_TEST(!named.named("only"));
+}
+
+// A mutex release names one waiter: it retries one copy short of a quorum,
+// and again at the quorum-th copy (in case the first retry was refused
+// where the release had not yet run); never for the copies after.
+BOOST_AUTO_TEST_CASE(a_named_waiter_retries_one_copy_short_of_a_quorum_and_again_at_it) {
+  release_news news(3);  // N = 5
+  BOOST_TEST(!news.named("r1"));
+  BOOST_TEST(news.named("r1"));  // the second copy
+  BOOST_TEST(news.named("r1"));  // the third: free on a quorum
+  BOOST_TEST(!news.named("r1"));
+  BOOST_TEST(!news.named("r1"));
+  release_news three(2);  // N = 3: the first copy, then the second
+  BOOST_TEST(three.named("r1"));
+  BOOST_TEST(three.named("r1"));
+  BOOST_TEST(!three.named("r1"));
+  BOOST_TEST(release_news::wake_copies(5) == 4u);
 }
 
 BOOST_AUTO_TEST_CASE(hand_overs_win_at_a_quorum_with_the_earliest_poll_as_start) {
