@@ -46,9 +46,9 @@ class release_news {
   /// likely has run it when our request arrives. If it had not, the
   /// quorum-th copy retries again, at once after the clean-up. Measured
   /// (redlock-bench contended --quick, 2 cores, alternated with a build
-  /// that waited for a quorum): hand-off p50 lower in most pairs, with 5
-  /// masters and with 3; with 5, waking at the first copy was no faster,
-  /// at 1.66-1.74 quorum rounds per section against 1.30-1.34 (8 threads).
+  /// that waited for a quorum): hand-off p50 lower in most rounds, with 5
+  /// masters and with 3. With 5, waking at the first copy cost 1.66-1.74
+  /// quorum rounds per section against 1.30-1.34 (8 threads).
   static std::size_t wake_copies(std::size_t quorum) { return quorum > 1 ? quorum - 1 : 1; }
 
  private:
