@@ -84,8 +84,8 @@ std::size_t acquire_op::rank_in_line(const quorum_round& f) const {
 // ---- wake-ups (docs/algorithm.md, section 10) ------------------------------
 // Retry as soon as the holder releases, not after the whole delay: a
 // reentrant waiter once the release is known on a quorum, a mutex waiter
-// once a quorum of masters named it, a fair waiter when its client's
-// channel names it.
+// once masters one short of a quorum named it (and again at a quorum), a
+// fair waiter when its client's channel names it.
 void acquire_op::watch_releases() {
   // Names held together wait on the timer: a set's release wakes the
   // single-name waiters of each name it frees (release_all.lua), and no
@@ -130,8 +130,9 @@ std::string acquire_op::release_channel() const {
 
 // A mutex release wakes the first waiter on the masters' wake list by name,
 // '=<waiter id> <released token>', on its client's channel. Masters may
-// name different waiters (their lists can differ): retry once a quorum of
-// one release's copies named us, since retrying earlier only fails.
+// name different waiters (their lists can differ): retry once one release's
+// copies named us one short of a quorum, and again at a quorum in case that
+// retry was refused where the release had not yet run (release_news::named).
 bool acquire_op::named_by_release(std::string_view payload) {
   auto token = token_naming(payload, waiter_id_);
   return !token.empty() && news_.named(token);

@@ -69,7 +69,9 @@ inline std::string holder(std::string_view key) { return tagged(key, suffix::hol
 /// Semaphore R: permit slot `i`, a mutex of its own (its fence counter and
 /// holder description are that key's companions), and the number of
 /// permits its clients use, which lives as long as its longest hold.
-inline std::string permit(std::string_view key, unsigned i) { return tagged(key, std::string(suffix::permit_slot) + std::to_string(i)); }
+inline std::string permit(std::string_view key, unsigned i) {
+  return tagged(key, std::string(suffix::permit_slot) + std::to_string(i));
+}
 inline std::string permits(std::string_view key) { return tagged(key, suffix::permits); }
 /// Read-write lock: the waiting writer's mark ('<waiter id>', string):
 /// while it is up, new readers are refused. It lapses unless its writer

@@ -185,8 +185,9 @@ wake_ledger::permit_release_noted wake_ledger::note_permit_release(const std::st
   note->asked = false;
   if (!quiet) return out;
   // A waiter wakes once release_news::wake_copies of one release's copies
-  // named it: the wake-up goes to every master when one answered 3 (a live waiter heads
-  // its list) or one had not answered by the decision (it may have).
+  // named it: the wake-up goes to every master when one answered 3 (a live
+  // waiter heads its list) or one had not answered by the decision (it may
+  // have).
   // 'pass' names no one where the slot is taken or no one waits.
   if (!replies.waiter_left && replies.unread == 0) return out;
   note->held_back = all_nodes();
