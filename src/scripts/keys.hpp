@@ -70,7 +70,9 @@ inline std::string holder(std::string_view key) { return tagged(key, suffix::hol
 /// holder description are that key's companions), and the number of
 /// permits its clients use, which lives as long as its longest hold.
 inline std::string permit(std::string_view key, unsigned i) {
-  return tagged(key, std::string(suffix::permit_slot) + std::to_string(i));
+  auto out = tagged(key, suffix::permit_slot);
+  out.append(std::to_string(i));  // no temporary suffix string: semaphores build a key per slot
+  return out;
 }
 inline std::string permits(std::string_view key) { return tagged(key, suffix::permits); }
 /// Read-write lock: the waiting writer's mark ('<waiter id>', string):
