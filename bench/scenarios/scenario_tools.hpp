@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -62,8 +63,24 @@ void put_pairs(json::object& o, pair_samples& p);
 redlock::acquire_options single_attempt(const settings& s);
 
 /// The two rounds of an unfenced mutex hand-written on raw links (TCP or
-/// TLS, raw_link.hpp) to all of s.masters, each done at quorum: `n` pair
-/// times in µs (floor.cpp).
-std::vector<double> quorum_floor(settings& s, std::size_t n);
+/// TLS, raw_link.hpp) to all of s.masters, each done at quorum (floor.cpp).
+/// The links stay open between calls of pairs(), so a scenario can run the
+/// floor in blocks alternating with its own.
+class quorum_floor {
+ public:
+  explicit quorum_floor(settings& s);
+  ~quorum_floor();
+  /// `n` acquire+release pairs on fresh keys; appends their times in µs.
+  void pairs(std::size_t n, std::vector<double>& out);
+
+ private:
+  struct links;
+  settings& s_;
+  std::unique_ptr<links> links_;
+  std::string release_sha_;
+  std::size_t next_key_ = 0;
+};
+/// A warm-up of n / 5 pairs, then `n` pair times in µs.
+std::vector<double> quorum_floor_pairs(settings& s, std::size_t n);
 
 }  // namespace bench
