@@ -8,8 +8,6 @@
 
 #include <boost/json.hpp>
 
-#include <hiredis/hiredis.h>
-
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -60,21 +58,16 @@ struct master {
 /// redis://[user:password@]host[:port][/db] or rediss://...; throws on garbage.
 master parse_master(const std::string& uri);
 
-/// A blocking hiredis connection (with AUTH and SELECT done); throws on failure.
-struct hiredis_deleter {
-  void operator()(redisContext* c) const { redisFree(c); }
-};
-using hiredis_ptr = std::unique_ptr<redisContext, hiredis_deleter>;
-hiredis_ptr connect_blocking(const master& m, milliseconds timeout);
 /// What a new connection to `m` sends first: AUTH and SELECT, as its URI asks.
 std::vector<std::vector<std::string>> login_commands(const master& m);
 
 /// A numeric field of INFO `section` (used_memory, connected_clients, ...),
-/// over a connection of its own; -1 when the master does not report it.
-long long info_number(const master& m, const char* section, const char* field);
+/// over a raw link of its own (raw_link.hpp; `ca_file` for rediss://); -1
+/// when the master does not report it.
+long long info_number(const master& m, const std::string& ca_file, const char* section, const char* field);
 
 /// Waits until the master answers PING (or throws after `limit`).
-void wait_answering(const master& m, milliseconds limit);
+void wait_answering(const master& m, const std::string& ca_file, milliseconds limit);
 
 /// Signal-safe bookkeeping so that masters we SIGSTOPped are always SIGCONTed,
 /// and masters we started are terminated, even on SIGINT/SIGTERM/abort.
@@ -86,7 +79,8 @@ void unregister_child(pid_t pid);
 /// (also when leaving by an exception) and waits until they answer again.
 class stopped_masters {
  public:
-  explicit stopped_masters(std::vector<master*> which);
+  /// `ca_file`: for rediss:// masters, to see them answer once resumed.
+  stopped_masters(std::vector<master*> which, std::string ca_file);
   ~stopped_masters();
   stopped_masters(const stopped_masters&) = delete;
   stopped_masters& operator=(const stopped_masters&) = delete;
@@ -95,6 +89,7 @@ class stopped_masters {
  private:
   void resume_all() noexcept;
   std::vector<master*> which_;
+  std::string ca_file_;
 };
 
 /// {"name": count, ...}.
@@ -127,9 +122,6 @@ struct settings {
   std::vector<std::string> uris() const;
 };
 
-/// Why a scenario that reads the masters through connect_blocking (`what`
-/// it reads) cannot run on these masters (one uses TLS), or nothing.
-std::optional<std::string> plain_masters_needed(const settings& s, const std::string& what);
 /// Where worker processes (spawn_self) find --tls-ca-file: set by main.
 inline constexpr const char* tls_ca_file_variable = "REDLOCK_BENCH_TLS_CA_FILE";
 

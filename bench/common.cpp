@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "bench.hpp"
 #include "duration.hpp"
+#include "raw_link.hpp"
 
 #include <algorithm>
 #include <array>
@@ -57,17 +58,14 @@ json::object to_json(const summary& s, int decimals) {
 
 // ---- masters ------------------------------------------------------------------------
 
-long long info_number(const master& m, const char* section, const char* field) {
-  auto c = connect_blocking(m, milliseconds(2000));
-  auto* rep = static_cast<redisReply*>(redisCommand(c.get(), "INFO %s", section));
-  long long value = -1;
-  if (rep && rep->type == REDIS_REPLY_STRING) {
-    std::string_view text(rep->str, rep->len);
-    const std::string key = std::string("\n") + field + ":";
-    if (auto at = text.find(key); at != std::string_view::npos) value = std::atoll(rep->str + at + key.size());
-  }
-  if (rep) freeReplyObject(rep);
-  return value;
+long long info_number(const master& m, const std::string& ca_file, const char* section, const char* field) {
+  raw_link link(m, ca_file, milliseconds(2000));
+  auto rep = link.command({"INFO", section});
+  if (rep->type != REDIS_REPLY_STRING) return -1;
+  std::string_view text(rep->str, rep->len);
+  const std::string key = std::string("\n") + field + ":";
+  auto at = text.find(key);
+  return at == std::string_view::npos ? -1 : std::atoll(rep->str + at + key.size());
 }
 
 master parse_master(const std::string& uri) {
@@ -85,37 +83,6 @@ master parse_master(const std::string& uri) {
   return m;
 }
 
-std::optional<std::string> plain_masters_needed(const settings& s, const std::string& what) {
-  for (auto& m : s.masters)
-    if (m.tls) return "needs masters without TLS: it reads " + what + " through the bench's plain hiredis client";
-  return std::nullopt;
-}
-
-hiredis_ptr connect_blocking(const master& m, milliseconds timeout) {
-  if (m.tls) throw std::runtime_error(m.uri + ": TLS is not supported by the bench's plain hiredis client");
-  timeval tv{static_cast<time_t>(timeout.count() / 1000), static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
-  hiredis_ptr c(redisConnectWithTimeout(m.host.c_str(), m.port, tv));
-  if (!c) throw std::runtime_error(m.uri + ": cannot allocate a hiredis context");
-  if (c->err) throw std::runtime_error(m.uri + ": connect failed: " + c->errstr);
-  redisSetTimeout(c.get(), tv);
-  auto run = [&](std::vector<std::string> argv) {
-    std::vector<const char*> args;
-    std::vector<size_t> lens;
-    for (auto& a : argv) {
-      args.push_back(a.data());
-      lens.push_back(a.size());
-    }
-    auto* r = static_cast<redisReply*>(redisCommandArgv(c.get(), int(args.size()), args.data(), lens.data()));
-    if (!r) throw std::runtime_error(m.uri + ": " + argv[0] + " failed: " + c->errstr);
-    bool error = r->type == REDIS_REPLY_ERROR;
-    std::string text = error ? std::string(r->str, r->len) : std::string();
-    freeReplyObject(r);
-    if (error) throw std::runtime_error(m.uri + ": " + argv[0] + ": " + text);
-  };
-  for (auto& command : login_commands(m)) run(std::move(command));
-  return c;
-}
-
 std::vector<std::vector<std::string>> login_commands(const master& m) {
   std::vector<std::vector<std::string>> commands;
   if (!m.password.empty()) {
@@ -128,16 +95,13 @@ std::vector<std::vector<std::string>> login_commands(const master& m) {
   return commands;
 }
 
-void wait_answering(const master& m, milliseconds limit) {
+void wait_answering(const master& m, const std::string& ca_file, milliseconds limit) {
   auto deadline = steady::now() + limit;
   std::string last;
   while (steady::now() < deadline) {
     try {
-      auto c = connect_blocking(m, milliseconds(500));
-      auto* r = static_cast<redisReply*>(redisCommand(c.get(), "PING"));
-      bool up = r && r->type == REDIS_REPLY_STATUS;
-      if (r) freeReplyObject(r);
-      if (up) return;
+      raw_link link(m, ca_file, milliseconds(500));
+      if (link.command({"PING"})->type == REDIS_REPLY_STATUS) return;
       last = "no PONG";
     } catch (const std::exception& e) {
       last = e.what();
@@ -208,7 +172,7 @@ void install_signal_handlers() {
 void register_child(pid_t pid) { put(g_children, pid); }
 void unregister_child(pid_t pid) { take(g_children, pid); }
 
-stopped_masters::stopped_masters(std::vector<master*> which) {
+stopped_masters::stopped_masters(std::vector<master*> which, std::string ca_file) : ca_file_(std::move(ca_file)) {
   try {
     for (auto* m : which) {
       if (m->pid <= 0) throw std::runtime_error(m->uri + ": pid unknown, cannot SIGSTOP it");
@@ -237,7 +201,7 @@ void stopped_masters::resume_all() noexcept {
   }
   for (auto* m : which_) {
     try {
-      wait_answering(*m, milliseconds(10000));
+      wait_answering(*m, ca_file_, milliseconds(10000));
     } catch (...) {
       // Resumed anyway; the next scenario reports it if it stays silent.
     }

@@ -286,8 +286,8 @@ int main(int argc, char** argv) {
       "start the local masters with TLS only (a private CA made with the openssl command, as the tests do) and "
       "connect over rediss://; not with --nodes")(
       "tls-ca-file", po::value(&s.tls_ca_file),
-      "with rediss:// --nodes: the CA that signed the masters' certificates (the scenarios that read the "
-      "masters through the bench's own plain hiredis connections, such as many_names, skip TLS masters)")(
+      "with rediss:// --nodes: the CA that signed the masters' certificates (the library's connections and the "
+      "bench's own, the floors' and those that read INFO, use it)")(
       "workers", po::value(&s.workers),
       "contended scenarios: worker threads, each its own client (default 8; 2 shows the hand-off without CPU "
       "contention on a small machine)")(

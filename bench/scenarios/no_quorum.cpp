@@ -23,7 +23,7 @@ outcome run_no_quorum(settings& s) {
     run_one(env.io, sequential_pairs(*env.client, s.tag + ":qw:", true, 100, o, w));
     std::vector<master*> which;
     for (std::size_t i = 0; i < k; ++i) which.push_back(&s.masters[i]);
-    stopped_masters stop(which);
+    stopped_masters stop(which, s.tls_ca_file);
     stopped = stop.uris();
     run_one(env.io, [&]() -> asio::awaitable<void> {
       auto& c = *env.client;

@@ -24,7 +24,7 @@ outcome run_one_hung(settings& s) {
     async_env env(s);
     run_one(env.io, sequential_pairs(*env.client, s.tag + ":hw:", true, warm, o, w));
     run_one(env.io, sequential_pairs(*env.client, s.tag + ":hb:", true, n / 2, o, healthy));
-    stopped_masters stop({&s.masters[0]});
+    stopped_masters stop({&s.masters[0]}, s.tls_ca_file);
     stopped = stop.uris();
     run_one(env.io, sequential_pairs(*env.client, s.tag + ":h:", true, n, o, hung));
   }  // SIGCONT (and the master answers again) before the client goes

@@ -62,8 +62,8 @@ outcome run_semaphore_skew(settings& s) {
   }
   for (auto& p : proxies) p->set_latency(redlock::fault::direction::client_to_server, slow);
 
-  std::vector<hiredis_ptr> probes;
-  for (auto& m : s.masters) probes.push_back(connect_blocking(m, 1000ms));
+  std::vector<std::unique_ptr<raw_link>> probes;
+  for (auto& m : s.masters) probes.push_back(std::make_unique<raw_link>(m, s.tls_ca_file, 1000ms));
   std::map<std::size_t, std::size_t> holders_seen;  // holders in a trial: trials
   std::size_t violations = 0, most = 0;
   std::vector<std::size_t> most_per_master(s.masters.size(), 0);
@@ -101,9 +101,8 @@ outcome run_semaphore_skew(settings& s) {
       std::size_t n = 0;
       for (auto& l : held) {
         if (!l) continue;
-        auto* rep = static_cast<redisReply*>(redisCommand(probes[i].get(), "GET %b", l.key().data(), l.key().size()));
-        if (rep && rep->type == REDIS_REPLY_STRING && std::string_view(rep->str, rep->len) == l.token()) ++n;
-        if (rep) freeReplyObject(rep);
+        auto rep = probes[i]->command({"GET", std::string(l.key())});
+        if (rep->type == REDIS_REPLY_STRING && std::string_view(rep->str, rep->len) == l.token()) ++n;
       }
       most_per_master[i] = std::max(most_per_master[i], n);
     }
