@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // redlock-bench scenario semaphore_skew: per-link latency skew, one attempt each.
+#include "raw_link.hpp"
 #include "scenario_tools.hpp"
 
 #include <proxy/fault_proxy.hpp>
@@ -101,7 +102,7 @@ outcome run_semaphore_skew(settings& s) {
       std::size_t n = 0;
       for (auto& l : held) {
         if (!l) continue;
-        auto rep = probes[i]->command({"GET", std::string(l.key())});
+        auto rep = probes[i]->command({"GET", l.key()});
         if (rep->type == REDIS_REPLY_STRING && std::string_view(rep->str, rep->len) == l.token()) ++n;
       }
       most_per_master[i] = std::max(most_per_master[i], n);
